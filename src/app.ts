@@ -1,0 +1,64 @@
+import { swaggerUI } from "@hono/swagger-ui";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
+import type { AppEnv, Deps } from "./deps";
+import { ApiError, type ErrorBody } from "./errors";
+import { limitBodySize, parseJsonBody } from "./json-body";
+import { createRouter } from "./router";
+import { healthRoutes } from "./routes/health";
+import { plantRoutes } from "./routes/plants";
+
+/** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
+export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
+
+/** The whole HTTP service, independent of the runtime it is served from. */
+export function createApp(resolveDeps: DepsResolver) {
+  const app = createRouter();
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    c.set("deps", await resolveDeps(c));
+    await next();
+  });
+  app.use(limitBodySize, parseJsonBody);
+
+  app.route("/", healthRoutes);
+  app.route("/", plantRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An access token (JWT) from the identity provider, or an API key (sk_…)",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Plant Store and Assistant Chat",
+      version: "1.0.0",
+      description: "Plants, chat with language models, contexts, credits and API keys. Errors are `{ error, message }`.",
+    },
+  });
+  app.get("/docs", swaggerUI({ url: "/openapi.json" }));
+
+  app.notFound((c) => c.json<ErrorBody>({ error: 404, message: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) {
+      return c.json<ErrorBody>({ error: err.status, message: err.message }, err.status, err.headers);
+    }
+    if (err instanceof HTTPException && err.status < 500) {
+      return c.json<ErrorBody>({ error: err.status, message: err.message || "bad request" }, err.status);
+    }
+    const log = c.var.deps?.log ?? console;
+    log.error("unhandled error", { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
+    return c.json<ErrorBody>(
+      { error: 500, message: `internal error; quote request id ${c.var.requestId} when reporting it` },
+      500,
+    );
+  });
+
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

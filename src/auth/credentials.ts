@@ -1,0 +1,77 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../deps";
+import { ApiError } from "../errors";
+import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
+import { userIdFor } from "./identity";
+import { InvalidTokenError, type Identity } from "./jwt";
+
+/** Who is calling, and with what. */
+export type Principal =
+  | { via: "jwt"; userId: string; identity: Identity }
+  | { via: "api-key"; userId: string; keyId: string };
+
+const challenge = { "WWW-Authenticate": 'Bearer realm="api"' };
+
+function unauthorized(message: string): ApiError {
+  return new ApiError(401, message, challenge);
+}
+
+/**
+ * Accepts an identity-provider JWT (`Authorization: Bearer <jwt>`) or an API key
+ * (`X-API-Key: <key>` or `Authorization: Bearer sk_…`). A JWT costs no database round
+ * trip; an API key costs one indexed read.
+ */
+export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const { db, verifyJwt, now, log } = c.var.deps;
+  const credential = readCredential(c.req.header("X-API-Key"), c.req.header("Authorization"));
+
+  if (credential.kind === "api-key") {
+    const owner = await findApiKey(db, credential.value);
+    if (!owner) throw unauthorized("the API key is invalid or has been revoked");
+    c.set("principal", { via: "api-key", userId: owner.userId, keyId: owner.keyId });
+    const touched = touchApiKey(db, owner, now()).catch((err) => log.warn("could not record API key use", { err }));
+    waitUntil(c, touched);
+  } else {
+    let identity: Identity;
+    try {
+      identity = await verifyJwt(credential.value);
+    } catch (err) {
+      if (err instanceof InvalidTokenError) throw unauthorized(err.message);
+      throw err;
+    }
+    c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
+  }
+  await next();
+});
+
+/** For what only a signed-in person may do (managing API keys): an API key gets 403. */
+export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.var.principal?.via !== "jwt") {
+    throw new ApiError(403, "API keys cannot manage API keys; sign in with your identity provider's access token");
+  }
+  await next();
+});
+
+function readCredential(apiKeyHeader: string | undefined, authorization: string | undefined) {
+  if (apiKeyHeader !== undefined) {
+    const value = apiKeyHeader.trim();
+    if (!isApiKey(value)) throw unauthorized("the X-API-Key header does not hold an API key (they start with sk_)");
+    return { kind: "api-key" as const, value };
+  }
+  if (authorization === undefined) {
+    throw unauthorized("authentication required: sign in and send 'Authorization: Bearer <token>', or send an API key in X-API-Key");
+  }
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw unauthorized("the Authorization header must be 'Bearer <token>'");
+  const value = match[1]!;
+  return { kind: isApiKey(value) ? ("api-key" as const) : ("jwt" as const), value };
+}
+
+/** Lets work outlive the reply: Workers' waitUntil, or simply a detached promise on Node. */
+function waitUntil(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, promise: Promise<unknown>) {
+  try {
+    c.executionCtx.waitUntil(promise);
+  } catch {
+    // No ExecutionContext outside Workers: the promise runs on by itself.
+  }
+}

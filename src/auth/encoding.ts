@@ -1,0 +1,16 @@
+/** base64url without padding, for ids, tokens and keys. */
+export function encodeBase64url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** A random identifier: `prefix_` then `bytes` random bytes, base64url (16 bytes = 128 bits). */
+export function randomId(prefix: string, bytes = 16): string {
+  return `${prefix}_${encodeBase64url(crypto.getRandomValues(new Uint8Array(bytes)))}`;
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}

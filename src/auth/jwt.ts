@@ -1,0 +1,161 @@
+import {
+  createRemoteJWKSet,
+  errors,
+  importJWK,
+  importSPKI,
+  jwtVerify,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type CryptoKey,
+} from "jose";
+
+/** What a verified token tells about the login. */
+export interface Identity {
+  issuer: string;
+  subject: string;
+  email?: string;
+  wallet?: string;
+  name?: string;
+}
+
+export type JwtKeySource =
+  | { kind: "jwks"; url: string }
+  | { kind: "public-key"; key: string } // PEM (SPKI) or a JWK as JSON
+  | { kind: "jwk"; jwk: JWK } // the Node server's local login key
+  | { kind: "hs256"; secret: string };
+
+export interface JwtVerifierOptions {
+  source: JwtKeySource;
+  issuer?: string;
+  audience?: string;
+}
+
+export type JwtVerifier = (token: string) => Promise<Identity>;
+
+/** Why a token was refused, in words safe to show the caller (never the token). */
+export class InvalidTokenError extends Error {
+  override name = "InvalidTokenError";
+}
+
+const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
+// Order matters only for speed: the first algorithm a PEM key imports under is the one pinned.
+const PEM_CANDIDATES = ["ES256", "ES384", "ES512", "RS256", "EdDSA"];
+
+/**
+ * Builds a verifier with the algorithms pinned to the key source: a JWKS or public key
+ * accepts only asymmetric algorithms, a shared secret only HS256, and `none` never.
+ */
+export async function createJwtVerifier(options: JwtVerifierOptions): Promise<JwtVerifier> {
+  // Key import errors surface here, at startup, not as 401s later.
+  const source = keyFor(options.source);
+  const key = await source.key;
+  const algorithms = await source.algorithms;
+  return async (token) => {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, key as JWTVerifyGetKey, {
+        algorithms,
+        issuer: options.issuer,
+        audience: options.audience,
+        requiredClaims: ["exp", "sub"],
+        clockTolerance: 5,
+      }));
+    } catch (err) {
+      throw new InvalidTokenError(reason(err));
+    }
+    return identityOf(payload);
+  };
+}
+
+function keyFor(source: JwtKeySource): {
+  key: Promise<CryptoKey | Uint8Array | JWTVerifyGetKey>;
+  algorithms: Promise<string[]>;
+} {
+  switch (source.kind) {
+    case "jwks": {
+      // jose caches the key set and refetches it (rate limited) when a new `kid` appears.
+      const jwks = createRemoteJWKSet(new URL(source.url), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
+      return { key: Promise.resolve(jwks), algorithms: Promise.resolve(ASYMMETRIC) };
+    }
+    case "hs256":
+      return { key: Promise.resolve(new TextEncoder().encode(source.secret)), algorithms: Promise.resolve(["HS256"]) };
+    case "jwk":
+      return importPinned(source.jwk);
+    case "public-key": {
+      const text = source.key.trim();
+      if (text.startsWith("{")) return importPinned(JSON.parse(text) as JWK);
+      const imported = importPem(text.replace(/\\n/g, "\n"));
+      return { key: imported.then((k) => k.key), algorithms: imported.then((k) => [k.alg]) };
+    }
+  }
+}
+
+function importPinned(jwk: JWK) {
+  const alg = jwk.alg ?? algForJwk(jwk);
+  if (!ASYMMETRIC.includes(alg)) throw new Error(`the configured JWK's algorithm ${alg} is not an asymmetric JWS algorithm`);
+  return { key: importJWK({ ...jwk, d: undefined }, alg) as Promise<CryptoKey>, algorithms: Promise.resolve([alg]) };
+}
+
+function algForJwk(jwk: JWK): string {
+  if (jwk.kty === "EC") return ({ "P-256": "ES256", "P-384": "ES384", "P-521": "ES512" } as Record<string, string>)[jwk.crv ?? ""] ?? "ES256";
+  if (jwk.kty === "OKP") return "EdDSA";
+  if (jwk.kty === "RSA") return "RS256";
+  throw new Error(`the configured JWK has unsupported key type ${jwk.kty}`);
+}
+
+async function importPem(pem: string): Promise<{ key: CryptoKey; alg: string }> {
+  for (const alg of PEM_CANDIDATES) {
+    try {
+      return { key: await importSPKI(pem, alg), alg };
+    } catch {
+      // not this key type; try the next
+    }
+  }
+  throw new Error("AUTH_PUBLIC_KEY is not an SPKI PEM public key of a supported type (EC, RSA, Ed25519)");
+}
+
+function reason(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return "the access token has expired; sign in again";
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === "nbf") return "the access token is not valid yet";
+    if (err.claim === "iss") return "the access token was issued by an untrusted issuer";
+    if (err.claim === "aud") return "the access token is meant for another audience";
+    if (err.reason === "missing") return `the access token lacks the required "${err.claim}" claim`;
+    return `the access token's "${err.claim}" claim is invalid`;
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return "the access token is signed with an algorithm this service does not accept";
+  if (err instanceof errors.JWKSNoMatchingKey) return "the access token is signed by a key this service does not trust";
+  if (err instanceof errors.JWSSignatureVerificationFailed) return "the access token's signature is invalid";
+  if (err instanceof errors.JWKSTimeout || (err instanceof Error && /fetch|network|ECONNREFUSED/i.test(err.message))) {
+    return "the identity provider's keys could not be fetched; try again shortly";
+  }
+  return "the access token is malformed or invalid";
+}
+
+function identityOf(payload: JWTPayload): Identity {
+  const claim = (name: string) => {
+    const v = payload[name];
+    return typeof v === "string" && v.length > 0 && v.length <= 320 ? v : undefined;
+  };
+  return {
+    issuer: payload.iss ?? "",
+    subject: payload.sub as string,
+    email: claim("email"),
+    wallet: claim("wallet_address") ?? claim("wallet") ?? claim("address") ?? firstWallet(payload),
+    name: claim("name") ?? claim("preferred_username") ?? claim("nickname"),
+  };
+}
+
+// Wallet logins (Dynamic, Web3Auth) list addresses in an array claim.
+function firstWallet(payload: JWTPayload): string | undefined {
+  for (const name of ["verified_credentials", "wallets"]) {
+    const list = payload[name];
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      const address = item && typeof item === "object" ? (item as Record<string, unknown>).address ?? (item as Record<string, unknown>).public_key : undefined;
+      if (typeof address === "string" && address.length <= 128) return address;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,62 @@
+import { z } from "zod";
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === "" ? undefined : v))
+  .optional();
+
+const optionalUrl = (what: string) =>
+  optionalText.refine((v) => v === undefined || URL.canParse(v), { message: `must be an absolute URL (${what})` });
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/**
+ * The environment, as API.md documents it. Parsed once per process (Node) or per isolate
+ * (Workers); a bad value is a startup error that names the variable.
+ */
+const ConfigSchema = z.object({
+  NODE_ENV: optionalText,
+  PORT: positiveInt(8787).refine((p) => p < 65536, "must be a TCP port (1..65535)"),
+  DATABASE_URL: optionalText,
+  DATABASE_AUTH_TOKEN: optionalText,
+  AUTH_JWKS_URL: optionalUrl("the identity provider's JWKS"),
+  AUTH_PUBLIC_KEY: optionalText,
+  AUTH_HS256_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, {
+    message: "must be at least 32 characters",
+  }),
+  AUTH_ISSUER: optionalText,
+  AUTH_AUDIENCE: optionalText,
+  DAILY_CREDITS: positiveInt(500),
+  SVC_MODEL_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  SVC_MODEL_API_KEY: optionalText,
+  SVC_MODEL_UPSTREAM: optionalText.transform((v) => v ?? "llama-3.3-70b"),
+  MODEL_TIMEOUT_MS: positiveInt(60_000),
+  PUBLIC_BASE_URL: optionalUrl("the base of share links"),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses the environment; throws a ConfigError naming every bad variable. */
+export function parseConfig(env: Record<string, unknown>): Config {
+  // Workers bindings (D1, AI) share the env object with string vars: keep only strings.
+  const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string"));
+  const parsed = ConfigSchema.safeParse(vars);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  const config = parsed.data;
+  const authSources = [config.AUTH_JWKS_URL, config.AUTH_PUBLIC_KEY, config.AUTH_HS256_SECRET].filter(Boolean);
+  if (authSources.length > 1) {
+    throw new ConfigError(
+      "invalid configuration: set only one of AUTH_JWKS_URL, AUTH_PUBLIC_KEY and AUTH_HS256_SECRET",
+    );
+  }
+  return config;
+}

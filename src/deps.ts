@@ -1,0 +1,61 @@
+import type { Config } from "./config";
+import type { Db } from "./db";
+import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/jwt";
+import { createLogger, type Logger } from "./log";
+import type { Principal } from "./auth/credentials";
+
+/** What lives as long as the process (Node) or the isolate (Workers). */
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  /** The clock; tests hand in a controllable one. */
+  now: () => Date;
+  verifyJwt: JwtVerifier;
+}
+
+/** What every request gets from its entry: the runtime plus a database handle. */
+export interface Deps extends Runtime {
+  db: Db;
+}
+
+export interface AppEnv {
+  Variables: {
+    deps: Deps;
+    requestId: string;
+    principal: Principal;
+  };
+}
+
+export interface RuntimeOptions {
+  /** Overrides the key source read from config (the Node server's local login). */
+  authSource?: JwtKeySource;
+  now?: () => Date;
+  log?: Logger;
+}
+
+/** The JWT key source the configuration names, or undefined when none is set. */
+export function configuredAuthSource(config: Config): JwtKeySource | undefined {
+  if (config.AUTH_JWKS_URL) return { kind: "jwks", url: config.AUTH_JWKS_URL };
+  if (config.AUTH_PUBLIC_KEY) return { kind: "public-key", key: config.AUTH_PUBLIC_KEY };
+  if (config.AUTH_HS256_SECRET) return { kind: "hs256", secret: config.AUTH_HS256_SECRET };
+  return undefined;
+}
+
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const source = options.authSource ?? configuredAuthSource(config);
+  if (!source) {
+    throw new Error(
+      "no identity provider is configured: set AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET",
+    );
+  }
+  return {
+    config,
+    log: options.log ?? createLogger(config.LOG_LEVEL),
+    now: options.now ?? (() => new Date()),
+    verifyJwt: await createJwtVerifier({
+      source,
+      issuer: config.AUTH_ISSUER,
+      audience: config.AUTH_AUDIENCE,
+    }),
+  };
+}

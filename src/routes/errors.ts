@@ -1,0 +1,35 @@
+import { z } from "@hono/zod-openapi";
+
+export const ErrorSchema = z
+  .object({
+    error: z.number().int().openapi({ example: 404, format: "int32" }),
+    message: z.string().openapi({ example: "plant 42 not found" }),
+  })
+  .openapi("Error");
+
+const errorContent = { "application/json": { schema: ErrorSchema } };
+
+const descriptions: Record<number, string> = {
+  400: "Bad request: malformed JSON, wrong types or out-of-range values",
+  401: "Missing, invalid or expired credentials",
+  402: "No chat credits left today",
+  403: "This credential may not do this",
+  404: "Not found for this caller",
+  409: "Conflict",
+  413: "Body over the size limit",
+  415: "Body is not JSON",
+  429: "Too many requests",
+  502: "The upstream model failed",
+  503: "The model is not configured or not reachable",
+  504: "The upstream model timed out",
+};
+
+/** OpenAPI response entries for the given error statuses, all with the Error body. */
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((s) => [s, { description: descriptions[s] ?? "Error", content: errorContent }]),
+  ) as Record<number, { description: string; content: typeof errorContent }>;
+}
+
+/** Security requirement for endpoints that take a JWT or an API key. */
+export const authenticated: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKey: [] }];

@@ -1,0 +1,104 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireAuth } from "../auth/credentials";
+import { ApiError } from "../errors";
+import { Int64Json, Int64Text } from "../int64";
+import { createRouter } from "../router";
+import { createPlant, deletePlant, listPlants } from "../services/plants";
+import { authenticated, errorResponses } from "./errors";
+
+const PlantSchema = z
+  .object({
+    name: z.string().min(1).max(256).openapi({ example: "Monstera" }),
+    tag: z.string().max(256).optional().openapi({ example: "tropical" }),
+  })
+  .openapi("Plant");
+
+const NewPlantSchema = z
+  .object({
+    id: Int64Json,
+    name: z.string().min(1, "must be 1..256 characters").max(256, "must be 1..256 characters"),
+    tag: z.string().max(256, "must be at most 256 characters").optional(),
+  })
+  .openapi("NewPlant");
+
+const addPlant = createRoute({
+  method: "post",
+  path: "/plants",
+  tags: ["plants"],
+  summary: "Create a plant",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: { body: { required: true, content: { "application/json": { schema: NewPlantSchema } } } },
+  responses: {
+    200: { description: "The plant", content: { "application/json": { schema: PlantSchema } } },
+    ...errorResponses(400, 401, 409, 413, 415),
+  },
+});
+
+const listPlantsRoute = createRoute({
+  method: "get",
+  path: "/plants",
+  tags: ["plants"],
+  summary: "List the caller's plants, ordered by id",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: {
+    query: z.object({
+      limit: z.coerce
+        .number()
+        .int("must be an integer from 1 to 1000")
+        .min(1, "must be an integer from 1 to 1000")
+        .max(1000, "must be an integer from 1 to 1000")
+        .default(100)
+        .openapi({ type: "integer", minimum: 1, maximum: 1000, default: 100 }),
+      cursor: Int64Text.optional().openapi({ description: "From the Link rel=next header of the previous page" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "A page of plants; a Link header with rel=next when more remain",
+      headers: z.object({ Link: z.string().optional() }),
+      content: { "application/json": { schema: z.array(PlantSchema) } },
+    },
+    ...errorResponses(400, 401),
+  },
+});
+
+const removePlant = createRoute({
+  method: "delete",
+  path: "/plants/{id}",
+  tags: ["plants"],
+  summary: "Delete one of the caller's plants",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: { params: z.object({ id: Int64Text.openapi({ param: { name: "id", in: "path" } }) }) },
+  responses: { 204: { description: "Deleted" }, ...errorResponses(400, 401, 404) },
+});
+
+export const plantRoutes = createRouter()
+  .openapi(addPlant, async (c) => {
+    const { db, now } = c.var.deps;
+    const plant = c.req.valid("json");
+    if (!(await createPlant(db, c.var.principal, plant, now()))) {
+      throw new ApiError(409, `a plant with id ${plant.id} already exists`);
+    }
+    return c.json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag }, 200);
+  })
+  .openapi(listPlantsRoute, async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const page = await listPlants(c.var.deps.db, c.var.principal.userId, { limit, afterId: cursor });
+    if (page.next !== null) {
+      const next = new URL(c.req.url);
+      next.searchParams.set("limit", String(limit));
+      next.searchParams.set("cursor", page.next);
+      c.header("Link", `<${next.pathname}${next.search}>; rel="next"`);
+    }
+    return c.json(page.plants, 200);
+  })
+  .openapi(removePlant, async (c) => {
+    const { id } = c.req.valid("param");
+    if (!(await deletePlant(c.var.deps.db, c.var.principal.userId, id))) {
+      throw new ApiError(404, `plant ${id} not found`);
+    }
+    return c.body(null, 204);
+  });

@@ -1,0 +1,83 @@
+import { dirname, join, resolve } from "node:path";
+import { serve } from "@hono/node-server";
+import { createApp } from "./app";
+import { ConfigError, parseConfig, type Config } from "./config";
+import { configuredAuthSource, createRuntime } from "./deps";
+import { runDailyRollover } from "./jobs/daily-rollover";
+import { openDatabase } from "./open-database";
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey } from "./local-login";
+
+const DEFAULT_DATABASE_URL = "file:./data/local.db";
+
+function localDataDir(databaseUrl: string): string {
+  return databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length)) : "./data";
+}
+
+async function main() {
+  let config: Config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const databaseUrl = config.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+
+  let authSource = configuredAuthSource(config);
+  if (!authSource) {
+    if (config.NODE_ENV === "production") {
+      console.error("no identity provider is configured: set AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET");
+      process.exit(1);
+    }
+    const key = await loadOrCreateLocalKey(join(localDataDir(databaseUrl), "local-login-key.json"));
+    authSource = { kind: "jwk", jwk: key.publicJwk };
+    config = { ...config, AUTH_ISSUER: LOCAL_ISSUER, AUTH_AUDIENCE: LOCAL_AUDIENCE };
+    console.warn(
+      "\n  LOCAL LOGIN: no identity provider is configured, so this server trusts tokens signed by\n" +
+        "  the key in its data folder. Get one with:  npm run token -- <name>\n" +
+        "  Set AUTH_JWKS_URL (or AUTH_PUBLIC_KEY) to use a real identity provider.\n",
+    );
+  }
+
+  const runtime = await createRuntime(config, { authSource });
+  const { db, client } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  const deps = { ...runtime, db };
+  const app = createApp(() => deps);
+
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
+    runtime.log.info("listening", { url: `http://localhost:${info.port}`, database: databaseUrl.replace(/\?.*$/, "") });
+  });
+
+  // The same job the Worker's cron runs, at every 00:00 UTC.
+  let timer: NodeJS.Timeout;
+  const scheduleRollover = () => {
+    const now = runtime.now();
+    const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+    timer = setTimeout(async () => {
+      await runDailyRollover(deps).catch((err) => runtime.log.error("daily rollover failed", { err }));
+      scheduleRollover();
+    }, midnight - now.getTime() + 1000);
+    timer.unref();
+  };
+  scheduleRollover();
+
+  const shutdown = () => {
+    clearTimeout(timer);
+    server.close(() => {
+      client.close();
+      process.exit(0);
+    });
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  main().catch((err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

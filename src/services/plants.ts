@@ -1,0 +1,64 @@
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import type { Principal } from "../auth/credentials";
+import type { Db } from "../db";
+import { plants } from "../../schema/index";
+import { ensureUser } from "./users";
+
+export interface Plant {
+  name: string;
+  tag?: string;
+}
+
+// Ids travel as decimal text and are cast in SQL, so no driver ever holds them as a double.
+const idParam = (id: bigint) => sql`cast(${id.toString()} as integer)`;
+const idText = sql<string>`cast(${plants.id} as text)`;
+
+const toPlant = (row: { name: string; tag: string | null }): Plant =>
+  row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag };
+
+/** Creates a plant; false when the caller already has one with this id. One round trip. */
+export async function createPlant(
+  db: Db,
+  principal: Principal,
+  plant: { id: bigint; name: string; tag?: string },
+  now: Date,
+): Promise<boolean> {
+  const insert = db
+    .insert(plants)
+    .values({ ownerId: principal.userId, id: idParam(plant.id), name: plant.name, tag: plant.tag ?? null })
+    .onConflictDoNothing()
+    .returning({ name: plants.name });
+  const user = ensureUser(db, principal, now);
+  if (!user) return (await insert).length === 1;
+  const [, inserted] = await db.batch([user, insert]);
+  return inserted.length === 1;
+}
+
+/**
+ * One page of the owner's plants in id order, after `afterId` when given. `next` is the
+ * id to continue after, or null on the last page. One round trip.
+ */
+export async function listPlants(
+  db: Db,
+  ownerId: string,
+  page: { limit: number; afterId?: bigint },
+): Promise<{ plants: Plant[]; next: string | null }> {
+  const rows = await db
+    .select({ id: idText, name: plants.name, tag: plants.tag })
+    .from(plants)
+    .where(and(eq(plants.ownerId, ownerId), page.afterId === undefined ? undefined : gt(plants.id, idParam(page.afterId))))
+    .orderBy(asc(plants.id))
+    .limit(page.limit + 1);
+  const more = rows.length > page.limit;
+  const pageRows = more ? rows.slice(0, page.limit) : rows;
+  return { plants: pageRows.map(toPlant), next: more ? pageRows[pageRows.length - 1]!.id : null };
+}
+
+/** Deletes the owner's plant; false when there was none. One round trip. */
+export async function deletePlant(db: Db, ownerId: string, id: bigint): Promise<boolean> {
+  const deleted = await db
+    .delete(plants)
+    .where(and(eq(plants.ownerId, ownerId), eq(plants.id, idParam(id))))
+    .returning({ name: plants.name });
+  return deleted.length === 1;
+}

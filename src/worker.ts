@@ -1,0 +1,45 @@
+import type { D1Database, ExecutionContext, ScheduledController } from "@cloudflare/workers-types";
+import { createClient } from "@libsql/client/web";
+import { createApp } from "./app";
+import { parseConfig } from "./config";
+import { dbFromD1, dbFromLibsql, type Db } from "./db";
+import { createRuntime, type Runtime } from "./deps";
+import { runDailyRollover } from "./jobs/daily-rollover";
+
+export interface Env {
+  DB?: D1Database;
+  [variable: string]: unknown;
+}
+
+// Parsed once per isolate: config, logger and the JWT verifier (with its JWKS cache).
+// Nothing here holds I/O objects, which Workers forbid sharing between requests.
+let runtime: Promise<Runtime> | undefined;
+function runtimeFor(env: Env): Promise<Runtime> {
+  runtime ??= createRuntime(parseConfig(env)).catch((err) => {
+    runtime = undefined;
+    throw err;
+  });
+  return runtime;
+}
+
+/** libSQL (Turso) when DATABASE_URL is set; otherwise the D1 binding, as in `wrangler dev`. */
+function databaseFor(env: Env, rt: Runtime): Db {
+  if (rt.config.DATABASE_URL) {
+    return dbFromLibsql(createClient({ url: rt.config.DATABASE_URL, authToken: rt.config.DATABASE_AUTH_TOKEN }));
+  }
+  if (env.DB) return dbFromD1(env.DB);
+  throw new Error("no database: set DATABASE_URL (libSQL/Turso) or bind a D1 database as DB");
+}
+
+const app = createApp(async (c) => {
+  const rt = await runtimeFor(c.env as Env);
+  return { ...rt, db: databaseFor(c.env as Env, rt) };
+});
+
+export default {
+  fetch: app.fetch,
+  async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext) {
+    const rt = await runtimeFor(env);
+    ctx.waitUntil(runDailyRollover({ ...rt, db: databaseFor(env, rt) }));
+  },
+};

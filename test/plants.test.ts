@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "./support/harness";
+
+let h: Harness;
+let alice: string;
+let bob: string;
+beforeAll(async () => {
+  h = await createHarness();
+  alice = await h.signIn("alice");
+  bob = await h.signIn("bob");
+});
+afterAll(() => h.close());
+
+const post = (token: string, body: unknown) => h.request("/plants", { method: "POST", token, json: body });
+async function expectError(res: Response, status: number, pattern?: RegExp) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/application\/json/);
+  const body = (await res.json()) as { error: number; message: string };
+  expect(body.error).toBe(status);
+  expect(typeof body.message).toBe("string");
+  if (pattern) expect(body.message).toMatch(pattern);
+  return body;
+}
+
+describe("POST /plants", () => {
+  it("creates a plant and replies with exactly name and tag", async () => {
+    const res = await post(alice, { id: 1, name: "Monstera", tag: "tropical" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ name: "Monstera", tag: "tropical" });
+  });
+
+  it("omits tag when the plant has none", async () => {
+    const res = await post(alice, { id: 2, name: "Fern" });
+    expect(await res.json()).toEqual({ name: "Fern" });
+  });
+
+  it("answers 409 for a second plant with the same id for the same caller", async () => {
+    await expectError(await post(alice, { id: 1, name: "Again" }), 409, /already exists/);
+  });
+
+  it("lets another user use the same id", async () => {
+    expect((await post(bob, { id: 1, name: "Bob's" })).status).toBe(200);
+  });
+
+  it.each([
+    ["2^53 + 1", "9007199254740993"],
+    ["2^63 - 1", "9223372036854775807"],
+    ["-2^63", "-9223372036854775808"],
+  ])("keeps the int64 id %s exact", async (_label, id) => {
+    const owner = await h.signIn(`int64-${id}`);
+    const res = await h.request("/plants", { method: "POST", token: owner, json: `{"id":${id},"name":"big"}` });
+    expect(res.status).toBe(200);
+    // Exact: the neighbouring id is a different plant, and the id itself deletes.
+    const neighbour = (BigInt(id) + (id.startsWith("-") ? 1n : -1n)).toString();
+    expect((await h.request(`/plants/${neighbour}`, { method: "DELETE", token: owner })).status).toBe(404);
+    expect((await h.request(`/plants/${id}`, { method: "DELETE", token: owner })).status).toBe(204);
+  });
+
+  it.each([
+    ["2^63", "9223372036854775808"],
+    ["-2^63 - 1", "-9223372036854775809"],
+    ["a fraction", "1.5"],
+    ["a string", '"7"'],
+    ["an exponent past int64", "1e30"],
+    ["null", "null"],
+  ])("answers 400 for id %s", async (_label, id) => {
+    const res = await h.request("/plants", { method: "POST", token: alice, json: `{"id":${id},"name":"x"}` });
+    await expectError(res, 400, /id: must be an integer in the signed 64-bit range/);
+  });
+
+  it.each([
+    [{ id: 3 }, /name/],
+    [{ id: 3, name: "" }, /name: must be 1\.\.256/],
+    [{ id: 3, name: "x".repeat(257) }, /name: must be 1\.\.256/],
+    [{ id: 3, name: 5 }, /name/],
+    [{ id: 3, name: "ok", tag: "x".repeat(257) }, /tag/],
+    [{ name: "no id" }, /id/],
+    [[1, 2], /request body/],
+  ])("answers 400 naming the field for %j", async (body, pattern) => {
+    await expectError(await post(alice, body), 400, pattern);
+  });
+
+  it("accepts names and tags at their maximum length", async () => {
+    const res = await post(alice, { id: 4, name: "n".repeat(256), tag: "t".repeat(256) });
+    expect(res.status).toBe(200);
+  });
+
+  it("answers 400 for malformed JSON", async () => {
+    await expectError(await h.request("/plants", { method: "POST", token: alice, json: '{"id": 1,' }), 400, /not valid JSON/);
+  });
+
+  it("answers 400 when the body is missing", async () => {
+    await expectError(await h.request("/plants", { method: "POST", token: alice }), 400);
+  });
+
+  it("answers 415 for a body that is not JSON", async () => {
+    const res = await h.request("/plants", {
+      method: "POST",
+      token: alice,
+      headers: { "Content-Type": "text/plain" },
+      body: "id=1",
+    });
+    await expectError(res, 415, /Content-Type: application\/json/);
+  });
+
+  it("answers 413 for a body over the limit", async () => {
+    const res = await post(alice, { id: 5, name: "x", pad: "p".repeat(1_100_000) });
+    await expectError(res, 413, /limit/);
+  });
+});
+
+describe("GET /plants", () => {
+  it("lists only the caller's plants, ordered by id, with default limit 100", async () => {
+    const carol = await h.signIn("carol");
+    for (const id of [30, -5, 10, 9007199254740993n]) {
+      await h.request("/plants", { method: "POST", token: carol, json: `{"id":${id},"name":"p${id}"}` });
+    }
+    const res = await h.request("/plants", { token: carol });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("link")).toBeNull();
+    expect(await res.json()).toEqual([{ name: "p-5" }, { name: "p10" }, { name: "p30" }, { name: "p9007199254740993" }]);
+  });
+
+  it("pages with a Link rel=next cursor until the end", async () => {
+    const dave = await h.signIn("dave");
+    for (let id = 1; id <= 7; id++) await post(dave, { id, name: `p${id}` });
+    const names: string[] = [];
+    let next: string | null = "/plants?limit=3";
+    let pages = 0;
+    while (next) {
+      const res = await h.request(next, { token: dave });
+      expect(res.status).toBe(200);
+      names.push(...((await res.json()) as Array<{ name: string }>).map((p) => p.name));
+      const link = res.headers.get("link");
+      next = link ? /^<([^>]+)>; rel="next"$/.exec(link)![1]! : null;
+      pages++;
+    }
+    expect(pages).toBe(3);
+    expect(names).toEqual(["p1", "p2", "p3", "p4", "p5", "p6", "p7"]);
+  });
+
+  it.each(["0", "1001", "abc", "1.5", "-1"])("answers 400 for limit=%s", async (limit) => {
+    await expectError(await h.request(`/plants?limit=${limit}`, { token: alice }), 400, /limit/);
+  });
+
+  it("answers 400 for a cursor that is not an int64", async () => {
+    await expectError(await h.request("/plants?cursor=zzz", { token: alice }), 400, /cursor/);
+  });
+
+  it("accepts limit 1 and 1000", async () => {
+    expect((await h.request("/plants?limit=1", { token: alice })).status).toBe(200);
+    expect((await h.request("/plants?limit=1000", { token: alice })).status).toBe(200);
+  });
+});
+
+describe("DELETE /plants/{id}", () => {
+  it("deletes the caller's plant: 204 with no body, then 404", async () => {
+    await post(alice, { id: 77, name: "Gone soon" });
+    const res = await h.request("/plants/77", { method: "DELETE", token: alice });
+    expect(res.status).toBe(204);
+    expect(await res.text()).toBe("");
+    await expectError(await h.request("/plants/77", { method: "DELETE", token: alice }), 404, /plant 77 not found/);
+  });
+
+  it("answers 404 for another user's plant and leaves it in place", async () => {
+    await post(bob, { id: 88, name: "Bob's only" });
+    await expectError(await h.request("/plants/88", { method: "DELETE", token: alice }), 404);
+    const bobs = (await (await h.request("/plants", { token: bob })).json()) as Array<{ name: string }>;
+    expect(bobs.map((p) => p.name)).toContain("Bob's only");
+  });
+
+  it.each(["abc", "1.5", "9223372036854775808", "%20"])("answers 400 for id %s", async (id) => {
+    await expectError(await h.request(`/plants/${id}`, { method: "DELETE", token: alice }), 400, /id/);
+  });
+});
+
+describe("errors everywhere", () => {
+  it("answers an unknown path with a 404 Error body", async () => {
+    await expectError(await h.request("/no/such/thing"), 404);
+  });
+
+  it("carries X-Request-Id on every reply", async () => {
+    expect((await h.request("/health")).headers.get("x-request-id")).toBeTruthy();
+    expect((await h.request("/nope")).headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("serves health and the OpenAPI 3.1 document with the plant paths", async () => {
+    expect(await (await h.request("/health")).json()).toEqual({ status: "ok" });
+    const doc = (await (await h.request("/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/plants", "/plants/{id}", "/health"]));
+    expect((await h.request("/docs")).status).toBe(200);
+  });
+});

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { createApp, type App } from "../../src/app";
+import { parseConfig } from "../../src/config";
+import type { Db } from "../../src/db";
+import { createRuntime, type Deps } from "../../src/deps";
+import type { Logger } from "../../src/log";
+import { openDatabase } from "../../src/open-database";
+import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
+
+/** A clock the test moves by hand. */
+export function createClock(start = new Date("2026-11-22T12:00:00.000Z")) {
+  let current = start.getTime();
+  return {
+    now: () => new Date(current),
+    set: (to: Date | string) => void (current = new Date(to).getTime()),
+    advance: (ms: number) => void (current += ms),
+  };
+}
+export type Clock = ReturnType<typeof createClock>;
+
+/** A logger that keeps what it is told, so tests can assert on logs (and their secrets). */
+export function createMemoryLogger() {
+  const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
+  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ level, msg, fields });
+  const log: Logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  return { log, lines, text: () => JSON.stringify(lines, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v)) };
+}
+
+export interface Harness {
+  app: App;
+  db: Db;
+  deps: Deps;
+  idp: IdentityProvider;
+  clock: Clock;
+  logs: ReturnType<typeof createMemoryLogger>;
+  /** Path of the libSQL database file. */
+  dbFile: string;
+  /** A request to the app, as a client would send it. */
+  request(path: string, init?: RequestInit & { json?: unknown; token?: string; apiKey?: string }): Promise<Response>;
+  /** An access token for a user named `name` (the same name is the same user). */
+  signIn(name: string, claims?: Record<string, unknown>): Promise<string>;
+  /** Serves the app on 127.0.0.1 and returns its base URL. */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * The app over a fresh libSQL file migrated from migrations/, trusting a real identity
+ * provider on loopback. `env` adds or overrides configuration variables.
+ */
+export async function createHarness(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<Harness> {
+  const idp = await startIdentityProvider();
+  const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
+  const dbFile = join(dir, "test.db");
+  const { client, db } = await openDatabase(`file:${dbFile}`);
+  const clock = options.clock ?? createClock();
+  const logs = createMemoryLogger();
+  const config = parseConfig({
+    AUTH_JWKS_URL: idp.jwksUrl,
+    AUTH_ISSUER: idp.issuer,
+    AUTH_AUDIENCE: idp.audience,
+    ...options.env,
+  });
+  const runtime = await createRuntime(config, { now: clock.now, log: logs.log });
+  const deps: Deps = { ...runtime, db };
+  const app = createApp(() => deps);
+  let server: ServerType | undefined;
+
+  return {
+    app,
+    db,
+    deps,
+    idp,
+    clock,
+    logs,
+    dbFile,
+    request(path, init = {}) {
+      const { json, token, apiKey, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (json !== undefined) {
+        headers.set("Content-Type", "application/json");
+        rest.body = typeof json === "string" ? json : JSON.stringify(json);
+      }
+      if (token) headers.set("Authorization", `Bearer ${token}`);
+      if (apiKey) headers.set("X-API-Key", apiKey);
+      return Promise.resolve(app.request(path, { ...rest, headers }));
+    },
+    signIn: (name, claims = {}) => idp.sign(`user:${name}`, { name, ...claims }),
+    async listen() {
+      server = await new Promise<ServerType>((resolve) => {
+        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+      });
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+    async close() {
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      client.close();
+      await idp.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
+
+export interface IdentityProvider {
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  /** How many times the JWKS was fetched. */
+  jwksHits(): number;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+  /** A valid access token for `sub`, with extra claims and header/expiry tweaks. */
+  sign(sub: string, claims?: JWTPayload, options?: { expiresIn?: string | number; kid?: string }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real identity provider's key endpoint on 127.0.0.1: an ES256 key pair whose public half
+ * is served as a JWKS, and a signer for tokens as Privy/Dynamic/Web3Auth would issue them.
+ */
+export async function startIdentityProvider(): Promise<IdentityProvider> {
+  const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+  const kid = "test-key-1";
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" };
+  let hits = 0;
+  const server: Server = createServer((req, res) => {
+    if (req.url === "/.well-known/jwks.json") {
+      hits++;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ keys: [publicJwk] }));
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const issuer = `http://127.0.0.1:${port}/`;
+  const audience = "plant-chat-test";
+
+  return {
+    issuer,
+    audience,
+    jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+    jwksHits: () => hits,
+    privateKey,
+    publicJwk,
+    sign: (sub, claims = {}, options = {}) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: "ES256", kid: options.kid ?? kid, typ: "JWT" })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setSubject(sub)
+        .setIssuedAt()
+        .setExpirationTime(options.expiresIn ?? "1h")
+        .sign(privateKey),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
