@@ -6,8 +6,16 @@ const optionalText = z
   .transform((v) => (v === "" ? undefined : v))
   .optional();
 
+function isAbsoluteUrl(text: string): boolean {
+  try {
+    return Boolean(new URL(text));
+  } catch {
+    return false;
+  }
+}
+
 const optionalUrl = (what: string) =>
-  optionalText.refine((v) => v === undefined || URL.canParse(v), { message: `must be an absolute URL (${what})` });
+  optionalText.refine((v) => v === undefined || isAbsoluteUrl(v), { message: `must be an absolute URL (${what})` });
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 

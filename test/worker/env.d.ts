@@ -1,0 +1,17 @@
+import type { D1Migration } from "cloudflare:test";
+
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      DB: D1Database;
+      TEST_MIGRATIONS: D1Migration[];
+      TEST_PRIVATE_JWK: string;
+      AUTH_ISSUER: string;
+      AUTH_AUDIENCE: string;
+    }
+    interface GlobalProps {
+      mainModule: typeof import("../../src/worker");
+    }
+  }
+}
+export {};
