@@ -174,6 +174,21 @@ describe("DELETE /plants/{id}", () => {
   });
 });
 
+describe("database round trips", () => {
+  it("makes exactly one per plant request authenticated by JWT, first sight included", async () => {
+    const erin = await h.signIn("erin-round-trips");
+    const count = async (run: () => Promise<Response>) => {
+      const before = h.roundTrips();
+      const res = await run();
+      expect(res.status).toBeLessThan(300);
+      return h.roundTrips() - before;
+    };
+    expect(await count(() => post(erin, { id: 1, name: "first sight" }))).toBe(1);
+    expect(await count(() => h.request("/plants?limit=20", { token: erin }))).toBe(1);
+    expect(await count(() => h.request("/plants/1", { method: "DELETE", token: erin }))).toBe(1);
+  });
+});
+
 describe("errors everywhere", () => {
   it("answers an unknown path with a 404 Error body", async () => {
     await expectError(await h.request("/no/such/thing"), 404);

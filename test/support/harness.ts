@@ -39,6 +39,8 @@ export interface Harness {
   logs: ReturnType<typeof createMemoryLogger>;
   /** Path of the libSQL database file. */
   dbFile: string;
+  /** Database round trips (libSQL execute/batch calls) made since the harness started. */
+  roundTrips(): number;
   /** A request to the app, as a client would send it. */
   request(path: string, init?: RequestInit & { json?: unknown; token?: string; apiKey?: string }): Promise<Response>;
   /** An access token for a user named `name` (the same name is the same user). */
@@ -57,6 +59,15 @@ export async function createHarness(options: { env?: Record<string, string>; clo
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
   const { client, db } = await openDatabase(`file:${dbFile}`);
+  // Count round trips at the driver, the network boundary in production (Turso).
+  let trips = 0;
+  for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
+    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
+    (client as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      trips++;
+      return original(...args);
+    };
+  }
   const clock = options.clock ?? createClock();
   const logs = createMemoryLogger();
   const config = parseConfig({
@@ -78,6 +89,7 @@ export async function createHarness(options: { env?: Record<string, string>; clo
     clock,
     logs,
     dbFile,
+    roundTrips: () => trips,
     request(path, init = {}) {
       const { json, token, apiKey, ...rest } = init;
       const headers = new Headers(rest.headers);
