@@ -7,6 +7,8 @@ import { ApiError, type ErrorBody } from "./errors";
 import { limitBodySize, parseJsonBody } from "./json-body";
 import { createRouter } from "./router";
 import { healthRoutes } from "./routes/health";
+import { keyRoutes } from "./routes/keys";
+import { meRoutes } from "./routes/me";
 import { plantRoutes } from "./routes/plants";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
@@ -25,6 +27,8 @@ export function createApp(resolveDeps: DepsResolver) {
 
   app.route("/", healthRoutes);
   app.route("/", plantRoutes);
+  app.route("/", meRoutes);
+  app.route("/", keyRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, isNull, lte, or } from "drizzle-orm";
 import type { Db } from "../db";
 import { apiKeys } from "../../schema/index";
 import { randomId, sha256Hex } from "./encoding";
@@ -44,8 +44,21 @@ export async function findApiKey(db: Db, key: string): Promise<ApiKeyOwner | nul
   return row ?? null;
 }
 
-/** Records use of a key when its lastUsedAt is older than the resolution. */
+/** Whether a use of this key at `now` should be recorded (lastUsedAt is older than the resolution). */
+function isStale(owner: ApiKeyOwner, now: Date): boolean {
+  return !owner.lastUsedAt || now.getTime() - owner.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS;
+}
+
+/**
+ * Records use of a key when its lastUsedAt is older than the resolution: no write at all
+ * for most requests, and the condition is repeated in SQL so that concurrent requests
+ * racing past the first check still record one use, not one each.
+ */
 export async function touchApiKey(db: Db, owner: ApiKeyOwner, now: Date): Promise<void> {
-  if (owner.lastUsedAt && now.getTime() - owner.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
-  await db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, owner.keyId));
+  if (!isStale(owner, now)) return;
+  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: now })
+    .where(and(eq(apiKeys.id, owner.keyId), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, staleBefore))));
 }

@@ -29,8 +29,14 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
     const owner = await findApiKey(db, credential.value);
     if (!owner) throw unauthorized("the API key is invalid or has been revoked");
     c.set("principal", { via: "api-key", userId: owner.userId, keyId: owner.keyId });
-    const touched = touchApiKey(db, owner, now()).catch((err) => log.warn("could not record API key use", { err }));
-    waitUntil(c, touched);
+    const touched = touchApiKey(db, owner, now()).catch((err) => log.warn("could not record API key use", { keyId: owner.keyId, err }));
+    if (!waitUntil(c, touched)) {
+      // On Node the write runs alongside the handler and is awaited before the reply, so a
+      // key's lastUsedAt is settled by the time its caller can ask for it (GET /keys).
+      await next();
+      await touched;
+      return;
+    }
   } else {
     let identity: Identity;
     try {
@@ -67,11 +73,14 @@ function readCredential(apiKeyHeader: string | undefined, authorization: string 
   return { kind: isApiKey(value) ? ("api-key" as const) : ("jwt" as const), value };
 }
 
-/** Lets work outlive the reply: Workers' waitUntil, or simply a detached promise on Node. */
-function waitUntil(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, promise: Promise<unknown>) {
+/** Lets work outlive the reply with Workers' waitUntil; false where there is none (Node). */
+function waitUntil(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, promise: Promise<unknown>): boolean {
+  let ctx: { waitUntil(p: Promise<unknown>): void };
   try {
-    c.executionCtx.waitUntil(promise);
+    ctx = c.executionCtx;
   } catch {
-    // No ExecutionContext outside Workers: the promise runs on by itself.
+    return false; // No ExecutionContext outside Workers.
   }
+  ctx.waitUntil(promise);
+  return true;
 }

@@ -1,12 +1,20 @@
+import { sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
 import type { Db } from "../db";
 import { users } from "../../schema/index";
+
+type JwtPrincipal = Extract<Principal, { via: "jwt" }>;
 
 /** The profile name a new user starts with: what the login offers, else a neutral one. */
 export function initialName(identity: { name?: string; email?: string; wallet?: string }): string {
   const fromEmail = identity.email?.split("@")[0];
   const fromWallet = identity.wallet ? `${identity.wallet.slice(0, 6)}…${identity.wallet.slice(-4)}` : undefined;
-  return (identity.name ?? fromEmail ?? fromWallet ?? "New user").slice(0, 100);
+  for (const candidate of [identity.name, fromEmail, fromWallet]) {
+    // Claims are the provider's free text: drop control characters, keep at most 100 characters.
+    const clean = Array.from(candidate?.replace(/\p{Cc}/gu, " ").trim() ?? "").slice(0, 100).join("").trim();
+    if (clean) return clean;
+  }
+  return "New user";
 }
 
 /**
@@ -16,17 +24,39 @@ export function initialName(identity: { name?: string; email?: string; wallet?: 
  */
 export function ensureUser(db: Db, principal: Principal, now: Date) {
   if (principal.via !== "jwt") return null;
-  const { identity } = principal;
+  return db.insert(users).values(newUser(principal, now)).onConflictDoNothing();
+}
+
+/**
+ * The statement that creates the caller's user on first sight, or else refreshes the
+ * identity details (email, wallet) from the token, returning the row either way: one
+ * statement where "look up, then create" would be two round trips. A detail the token
+ * does not carry is kept, not erased; the profile name is only ever seeded, never
+ * overwritten.
+ */
+export function upsertUser(db: Db, principal: JwtPrincipal, now: Date) {
   return db
     .insert(users)
-    .values({
-      id: principal.userId,
-      issuer: identity.issuer,
-      subject: identity.subject,
-      email: identity.email ?? null,
-      wallet: identity.wallet ?? null,
-      name: initialName(identity),
-      createdAt: now,
+    .values(newUser(principal, now))
+    .onConflictDoUpdate({
+      target: users.id,
+      set: {
+        email: sql`coalesce(excluded.email, ${users.email})`,
+        wallet: sql`coalesce(excluded.wallet, ${users.wallet})`,
+      },
     })
-    .onConflictDoNothing();
+    .returning();
+}
+
+function newUser(principal: JwtPrincipal, now: Date) {
+  const { identity } = principal;
+  return {
+    id: principal.userId,
+    issuer: identity.issuer,
+    subject: identity.subject,
+    email: identity.email ?? null,
+    wallet: identity.wallet ?? null,
+    name: initialName(identity),
+    createdAt: now,
+  };
 }

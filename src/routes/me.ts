@@ -1,0 +1,156 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireAuth } from "../auth/credentials";
+import { ApiError } from "../errors";
+import { MODEL_CATALOG, isKnownModel } from "../models/catalog";
+import { createRouter } from "../router";
+import { getProfile, updateProfile, type Profile } from "../services/profile";
+import { authenticated, errorResponses } from "./errors";
+
+const NAME_MESSAGE = "must be 1..100 characters, without control characters";
+const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
+const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-Hant-TW";
+
+// Counted in characters (code points), not UTF-16 units, so 100 emoji fit as 100 do letters.
+const ProfileName = z
+  .string({ error: NAME_MESSAGE })
+  .trim()
+  .refine((v) => {
+    const length = Array.from(v).length;
+    return length >= 1 && length <= 100 && !/\p{Cc}/u.test(v);
+  }, NAME_MESSAGE)
+  .openapi({ minLength: 1, maxLength: 100, example: "Ada" });
+
+const AvatarUrl = z
+  .string({ error: AVATAR_MESSAGE })
+  .max(2048, AVATAR_MESSAGE)
+  .refine(isSafeAvatarUrl, AVATAR_MESSAGE)
+  .nullable()
+  .openapi({ format: "uri", maxLength: 2048, example: "https://example.com/ada.png" });
+
+const Language = z
+  .string({ error: LANGUAGE_MESSAGE })
+  .max(64, LANGUAGE_MESSAGE)
+  .refine((v) => canonicalLanguage(v) !== null, LANGUAGE_MESSAGE)
+  .openapi({ example: "en" });
+
+const modelMessage = `must be a known model id: ${MODEL_CATALOG.map((m) => m.id).join(", ")}`;
+
+const PreferencesSchema = z
+  .object({
+    theme: z.enum(["light", "dark", "auto"], { error: "must be light, dark or auto" }),
+    defaultModel: z.string({ error: modelMessage }).refine(isKnownModel, modelMessage).openapi({ example: "svc-70b" }),
+    voiceInput: z.boolean({ error: "must be true or false" }),
+    language: Language,
+  })
+  .openapi("Preferences");
+
+const PreferencesPatch = z.strictObject(
+  {
+    theme: PreferencesSchema.shape.theme.optional(),
+    defaultModel: PreferencesSchema.shape.defaultModel.optional(),
+    voiceInput: PreferencesSchema.shape.voiceInput.optional(),
+    language: Language.optional(),
+  },
+  { error: (issue) => unknownKeysMessage(issue, "theme, defaultModel, voiceInput, language") },
+);
+
+const ProfilePatchSchema = z
+  .strictObject(
+    {
+      name: ProfileName.optional(),
+      avatarUrl: AvatarUrl.optional(),
+      preferences: PreferencesPatch.optional(),
+    },
+    { error: (issue) => unknownKeysMessage(issue, "name, avatarUrl, preferences") },
+  )
+  .openapi("ProfilePatch");
+
+const ProfileSchema = z
+  .object({
+    id: z.string().openapi({ example: "usr_3q2-7wEjU8n5Rk1vLxZc9A" }),
+    name: z.string(),
+    avatarUrl: z.string().nullable(),
+    preferences: PreferencesSchema,
+    identity: z.object({
+      issuer: z.string(),
+      subject: z.string(),
+      email: z.string().optional(),
+      wallet: z.string().optional(),
+    }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Profile");
+
+const profileReply = { description: "The caller's profile", content: { "application/json": { schema: ProfileSchema } } };
+
+const getMe = createRoute({
+  method: "get",
+  path: "/me",
+  tags: ["profile"],
+  summary: "The caller's profile (created on first sign-in)",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  responses: { 200: profileReply, ...errorResponses(401) },
+});
+
+const patchMe = createRoute({
+  method: "patch",
+  path: "/me",
+  tags: ["profile"],
+  summary: "Update the caller's profile; absent fields stay, preferences merge",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: { body: { required: true, content: { "application/json": { schema: ProfilePatchSchema } } } },
+  responses: { 200: profileReply, ...errorResponses(400, 401, 413, 415) },
+});
+
+export const meRoutes = createRouter()
+  .openapi(getMe, async (c) => {
+    const { db, now } = c.var.deps;
+    return c.json(toJson(await getProfile(db, c.var.principal, now())), 200);
+  })
+  .openapi(patchMe, async (c) => {
+    const { db, now } = c.var.deps;
+    const { name, avatarUrl, preferences } = c.req.valid("json");
+    const changes = {
+      name,
+      avatarUrl,
+      preferences: preferences && {
+        ...preferences,
+        ...(preferences.language === undefined ? {} : { language: canonicalLanguage(preferences.language)! }),
+      },
+    };
+    return c.json(toJson(await updateProfile(db, c.var.principal, changes, now())), 200);
+  });
+
+function toJson(profile: Profile | null) {
+  if (!profile) throw new ApiError(401, "the account behind this API key no longer exists; sign in again");
+  return { ...profile, createdAt: profile.createdAt.toISOString() };
+}
+
+/** http(s) only, with a host and no embedded credentials or whitespace: safe as an <img src>. */
+function isSafeAvatarUrl(value: string): boolean {
+  if (/[\s\p{Cc}]/u.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === "https:" || url.protocol === "http:") && url.hostname !== "" && !url.username && !url.password;
+}
+
+/** The canonical form of a BCP 47 tag (`en-us` becomes `en-US`), or null when it is not one. */
+function canonicalLanguage(tag: string): string | null {
+  try {
+    return Intl.getCanonicalLocales(tag)[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function unknownKeysMessage(issue: { code?: string; keys?: string[] }, allowed: string): string | undefined {
+  if (issue.code !== "unrecognized_keys") return undefined;
+  const keys = (issue.keys ?? []).slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40)));
+  return `unknown field${keys.length > 1 ? "s" : ""} ${keys.join(", ")}; allowed: ${allowed}`;
+}
