@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isKnownModel } from "./models/catalog";
 
 const optionalText = z
   .string()
@@ -18,6 +19,22 @@ const optionalUrl = (what: string) =>
   optionalText.refine((v) => v === undefined || isAbsoluteUrl(v), { message: `must be an absolute URL (${what})` });
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** `svc-70b=1,claude-sonnet-4=3`: per-model credit prices overriding the catalog's. */
+function parseModelCredits(text: string | undefined, ctx: z.RefinementCtx): Record<string, number> {
+  const prices: Record<string, number> = {};
+  for (const entry of (text ?? "").split(",").map((e) => e.trim()).filter(Boolean)) {
+    const match = /^([^=\s]+)\s*=\s*(\d+)$/.exec(entry);
+    if (!match || Number(match[2]) < 1) {
+      ctx.addIssue({ code: "custom", message: `must be model=credits pairs with whole credits of 1 or more, not '${entry}'` });
+    } else if (!isKnownModel(match[1]!)) {
+      ctx.addIssue({ code: "custom", message: `names an unknown model '${match[1]}'` });
+    } else {
+      prices[match[1]!] = Number(match[2]);
+    }
+  }
+  return prices;
+}
 
 /**
  * The environment, as API.md documents it. Parsed once per process (Node) or per isolate
@@ -40,6 +57,20 @@ const ConfigSchema = z.object({
   SVC_MODEL_API_KEY: optionalText,
   SVC_MODEL_UPSTREAM: optionalText.transform((v) => v ?? "llama-3.3-70b"),
   MODEL_TIMEOUT_MS: positiveInt(60_000),
+  // svc-70b on Workers when SVC_MODEL_BASE_URL is unset and the AI binding is bound.
+  SVC_MODEL_WORKERS_AI: optionalText.transform((v) => v ?? "@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
+  // Third-party providers: each is enabled by its key (or, for local servers, its base URL).
+  OPENAI_API_KEY: optionalText,
+  OPENAI_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  GROQ_API_KEY: optionalText,
+  GROQ_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  TOGETHER_API_KEY: optionalText,
+  TOGETHER_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  OPENROUTER_API_KEY: optionalText,
+  OPENROUTER_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  ANTHROPIC_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: optionalUrl("the Anthropic API origin"),
+  MODEL_CREDITS: optionalText.transform((v, ctx) => parseModelCredits(v, ctx)),
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });

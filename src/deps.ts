@@ -2,6 +2,8 @@ import type { Config } from "./config";
 import type { Db } from "./db";
 import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/jwt";
 import { createLogger, type Logger } from "./log";
+import { createModelRegistry, type ModelRegistry } from "./models/registry";
+import type { WorkersAiBinding } from "./models/workers-ai";
 import type { Principal } from "./auth/credentials";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
@@ -11,6 +13,8 @@ export interface Runtime {
   /** The clock; tests hand in a controllable one. */
   now: () => Date;
   verifyJwt: JwtVerifier;
+  /** The chat models, bound to their providers as configured. */
+  models: ModelRegistry;
 }
 
 /** What every request gets from its entry: the runtime plus a database handle. */
@@ -31,6 +35,8 @@ export interface RuntimeOptions {
   authSource?: JwtKeySource;
   now?: () => Date;
   log?: Logger;
+  /** The Workers AI binding, which can serve svc-70b on Workers. */
+  workersAi?: WorkersAiBinding;
 }
 
 /** The JWT key source the configuration names, or undefined when none is set. */
@@ -57,5 +63,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       issuer: config.AUTH_ISSUER,
       audience: config.AUTH_AUDIENCE,
     }),
+    models: createModelRegistry(config, { workersAi: options.workersAi }),
   };
 }

@@ -5,9 +5,12 @@ import { parseConfig } from "./config";
 import { dbFromD1, dbFromLibsql, type Db } from "./db";
 import { createRuntime, type Runtime } from "./deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
+import type { WorkersAiBinding } from "./models/workers-ai";
 
 export interface Env {
   DB?: D1Database;
+  /** Workers AI: serves svc-70b when SVC_MODEL_BASE_URL is not set. */
+  AI?: WorkersAiBinding;
   [variable: string]: unknown;
 }
 
@@ -15,7 +18,7 @@ export interface Env {
 // Nothing here holds I/O objects, which Workers forbid sharing between requests.
 let runtime: Promise<Runtime> | undefined;
 function runtimeFor(env: Env): Promise<Runtime> {
-  runtime ??= createRuntime(parseConfig(env)).catch((err) => {
+  runtime ??= createRuntime(parseConfig(env), { workersAi: env.AI }).catch((err) => {
     runtime = undefined;
     throw err;
   });

@@ -1,0 +1,73 @@
+/** One turn of a conversation, as every provider protocol understands it. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface ModelRequest {
+  messages: ChatMessage[];
+  /** Aborts the upstream call: the client went away, or the timeout fired. */
+  signal: AbortSignal;
+}
+
+/**
+ * One provider protocol bound to one upstream model. Both calls reject with an
+ * UpstreamError when the provider fails, or with the signal's reason when it aborts.
+ */
+export interface ModelAdapter {
+  /** The whole reply. */
+  complete(request: ModelRequest): Promise<string>;
+  /**
+   * Resolves once the upstream has accepted the request (so an immediate failure is
+   * still an ordinary error reply), then yields the reply's text in pieces.
+   */
+  stream(request: ModelRequest): Promise<AsyncIterable<string>>;
+}
+
+/**
+ * The provider failed. `message` is safe to log but never shown to clients: it may quote
+ * the provider's reply. `credentialsRejected` marks a 401/403: the operator's key is wrong.
+ */
+export class UpstreamError extends Error {
+  override name = "UpstreamError";
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly credentialsRejected = false,
+  ) {
+    super(message);
+  }
+}
+
+/** An UpstreamError for a non-2xx reply, quoting (a little of) its body for the log. */
+export async function upstreamStatusError(res: Response, secret?: string): Promise<UpstreamError> {
+  let body = "";
+  try {
+    body = (await res.text()).slice(0, 300);
+  } catch {
+    // The body is only for the log.
+  }
+  if (secret) body = body.split(secret).join("[redacted]");
+  return new UpstreamError(
+    `upstream answered ${res.status}${body ? `: ${body.replace(/\s+/g, " ")}` : ""}`,
+    res.status,
+    res.status === 401 || res.status === 403,
+  );
+}
+
+/** Calls fetch, turning a network failure (not an abort) into an UpstreamError. */
+export async function fetchUpstream(url: string, init: RequestInit & { signal: AbortSignal }): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (err) {
+    if (init.signal.aborted) throw init.signal.reason;
+    throw new UpstreamError(`could not reach the upstream: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Rethrows an abort as the signal's reason, and anything else as an UpstreamError. */
+export function asUpstreamFailure(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason;
+  if (err instanceof UpstreamError) return err;
+  return new UpstreamError(`the upstream reply broke off: ${err instanceof Error ? err.message : String(err)}`);
+}
