@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportSPKI, generateKeyPair, SignJWT, exportJWK, base64url } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ConfigError, parseConfig } from "../src/config";
 import { createJwtVerifier, InvalidTokenError } from "../src/auth/jwt";
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, signLocalToken } from "../src/local-login";
@@ -108,6 +108,17 @@ describe("JWT authentication", () => {
     for (let i = 0; i < 5; i++) expect((await h.request("/plants", { token })).status).toBe(200);
     expect(h.idp.jwksHits() - before).toBe(0);
     expect(h.idp.jwksHits()).toBeLessThanOrEqual(1);
+  });
+
+  it("stops accepting a token it has verified once the token expires", async () => {
+    const token = await h.idp.sign("user:short-lived", {}, { expiresIn: "60s" });
+    expect((await h.request("/plants", { token })).status).toBe(200);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 120_000 });
+    try {
+      await expect401(token, /expired/);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("never logs the token", async () => {

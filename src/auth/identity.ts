@@ -6,6 +6,15 @@ import { encodeBase64url } from "./encoding";
  * created on first sight by the first write that needs it (src/services/users.ts).
  */
 export async function userIdFor(issuer: string, subject: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${issuer}\u0000${subject}`));
-  return `usr_${encodeBase64url(new Uint8Array(digest).slice(0, 16))}`;
+  const identity = `${issuer}\u0000${subject}`;
+  const known = recent.get(identity);
+  if (known) return known;
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(identity));
+  const id = `usr_${encodeBase64url(new Uint8Array(digest).slice(0, 16))}`;
+  // A plain bounded memo: the id never changes for an identity, so any entry is always right.
+  if (recent.size >= 10_000) recent.clear();
+  recent.set(identity, id);
+  return id;
 }
+
+const recent = new Map<string, string>();

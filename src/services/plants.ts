@@ -34,6 +34,28 @@ export async function createPlant(
   return inserted.length === 1;
 }
 
+// The list query is prepared once per database handle: building it with the query builder
+// costs more than running it against an embedded database. Handles are per request on
+// Workers, where this is simply not reused.
+const preparedLists = new WeakMap<Db, ReturnType<typeof prepareLists>>();
+
+function prepareLists(db: Db) {
+  const page = (after: boolean) =>
+    db
+      .select({ id: idText, name: plants.name, tag: plants.tag })
+      .from(plants)
+      .where(
+        and(
+          eq(plants.ownerId, sql.placeholder("ownerId")),
+          after ? gt(plants.id, sql`cast(${sql.placeholder("afterId")} as integer)`) : undefined,
+        ),
+      )
+      .orderBy(asc(plants.id))
+      .limit(sql.placeholder("limit"))
+      .prepare();
+  return { first: page(false), after: page(true) };
+}
+
 /**
  * One page of the owner's plants in id order, after `afterId` when given. `next` is the
  * id to continue after, or null on the last page. One round trip.
@@ -43,12 +65,12 @@ export async function listPlants(
   ownerId: string,
   page: { limit: number; afterId?: bigint },
 ): Promise<{ plants: Plant[]; next: string | null }> {
-  const rows = await db
-    .select({ id: idText, name: plants.name, tag: plants.tag })
-    .from(plants)
-    .where(and(eq(plants.ownerId, ownerId), page.afterId === undefined ? undefined : gt(plants.id, idParam(page.afterId))))
-    .orderBy(asc(plants.id))
-    .limit(page.limit + 1);
+  let lists = preparedLists.get(db);
+  if (!lists) preparedLists.set(db, (lists = prepareLists(db)));
+  const rows =
+    page.afterId === undefined
+      ? await lists.first.all({ ownerId, limit: page.limit + 1 })
+      : await lists.after.all({ ownerId, afterId: page.afterId.toString(), limit: page.limit + 1 });
   const more = rows.length > page.limit;
   const pageRows = more ? rows.slice(0, page.limit) : rows;
   return { plants: pageRows.map(toPlant), next: more ? pageRows[pageRows.length - 1]!.id : null };
