@@ -1,12 +1,21 @@
 import { defineConfig } from "vitest/config";
 
-// Node tests: real libSQL files, real HTTP servers on 127.0.0.1. The workerd tests have
-// their own config in test/worker/.
+// Two projects in one run: Node (real libSQL files, real HTTP servers on 127.0.0.1) and
+// workerd (the real Worker over D1, test/worker/vitest.config.ts).
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    exclude: ["test/worker/**", "node_modules/**"],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    reporters: ["default", "./test/support/summary-reporter.ts"],
+    projects: [
+      {
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/worker/**", "node_modules/**"],
+          testTimeout: 20_000,
+          hookTimeout: 20_000,
+        },
+      },
+      "./test/worker/vitest.config.ts",
+    ],
   },
 });

@@ -25,7 +25,8 @@ export default defineConfig({
     })),
   ],
   test: {
-    include: ["test/worker/**/*.test.ts"],
-    setupFiles: ["./test/worker/apply-migrations.ts"],
+    name: "workerd",
+    include: ["./**/*.test.ts"],
+    setupFiles: ["./apply-migrations.ts"],
   },
 });
