@@ -6,10 +6,13 @@ import type { AppEnv, Deps } from "./deps";
 import { ApiError, type ErrorBody } from "./errors";
 import { limitBodySize, parseJsonBody } from "./json-body";
 import { createRouter } from "./router";
+import { contextRoutes } from "./routes/contexts";
+import { groupRoutes } from "./routes/groups";
 import { healthRoutes } from "./routes/health";
 import { keyRoutes } from "./routes/keys";
 import { meRoutes } from "./routes/me";
 import { plantRoutes } from "./routes/plants";
+import { shareRoutes } from "./routes/shares";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -29,6 +32,9 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", plantRoutes);
   app.route("/", meRoutes);
   app.route("/", keyRoutes);
+  app.route("/", contextRoutes);
+  app.route("/", groupRoutes);
+  app.route("/", shareRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

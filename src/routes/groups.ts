@@ -1,0 +1,112 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireAuth } from "../auth/credentials";
+import { ApiError } from "../errors";
+import { createRouter } from "../router";
+import { createGroup, deleteGroup, listGroups, renameGroup } from "../services/groups";
+import { authenticated, errorResponses } from "./errors";
+
+const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
+
+const GroupSchema = z
+  .object({
+    id: z.string().openapi({ example: "grp_Jx0vN2b4QmS8cD1eF5gH7w" }),
+    name: z.string().openapi({ example: "Succulents" }),
+    contextCount: z.number().int().openapi({ description: "How many contexts are in the group", example: 3 }),
+    createdAt: iso,
+    updatedAt: iso,
+  })
+  .openapi("Group");
+
+const groupName = z
+  .string()
+  .trim()
+  .min(1, "must be 1..100 characters (not counting spaces around it)")
+  .max(100, "must be 1..100 characters (not counting spaces around it)")
+  .openapi({ example: "Succulents" });
+const GroupInputSchema = z.object({ name: groupName }).openapi("GroupInput");
+
+const idParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
+const groupBody = { required: true, content: { "application/json": { schema: GroupInputSchema } } };
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/groups",
+  tags: ["groups"],
+  summary: "List the caller's groups, by name",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  responses: {
+    200: {
+      description: "All of the caller's groups",
+      content: { "application/json": { schema: z.object({ items: z.array(GroupSchema) }).openapi("GroupList") } },
+    },
+    ...errorResponses(401),
+  },
+});
+
+const createGroupRoute = createRoute({
+  method: "post",
+  path: "/groups",
+  tags: ["groups"],
+  summary: "Create a group; names are unique per user",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: { body: groupBody },
+  responses: {
+    201: { description: "The group", content: { "application/json": { schema: GroupSchema } } },
+    ...errorResponses(400, 401, 409, 413, 415),
+  },
+});
+
+const renameRoute = createRoute({
+  method: "patch",
+  path: "/groups/{id}",
+  tags: ["groups"],
+  summary: "Rename a group",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: { params: idParam, body: groupBody },
+  responses: {
+    200: { description: "The group", content: { "application/json": { schema: GroupSchema } } },
+    ...errorResponses(400, 401, 404, 409, 413, 415),
+  },
+});
+
+const deleteRoute = createRoute({
+  method: "delete",
+  path: "/groups/{id}",
+  tags: ["groups"],
+  summary: "Delete a group; its contexts stay, in no group",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: { params: idParam },
+  responses: { 204: { description: "Deleted" }, ...errorResponses(401, 404) },
+});
+
+const nameTaken = (name: string) =>
+  new ApiError(409, `you already have a group named ${JSON.stringify(name)}; choose another name`);
+const groupNotFound = (id: string) => new ApiError(404, `group ${id} not found`);
+
+export const groupRoutes = createRouter()
+  .openapi(listRoute, async (c) => c.json({ items: await listGroups(c.var.deps.db, c.var.principal.userId) }, 200))
+  .openapi(createGroupRoute, async (c) => {
+    const { db, now } = c.var.deps;
+    const { name } = c.req.valid("json");
+    const group = await createGroup(db, c.var.principal, name, now());
+    if (!group) throw nameTaken(name);
+    return c.json(group, 201);
+  })
+  .openapi(renameRoute, async (c) => {
+    const { db, now } = c.var.deps;
+    const { id } = c.req.valid("param");
+    const { name } = c.req.valid("json");
+    const result = await renameGroup(db, c.var.principal.userId, id, name, now());
+    if (result === "not-found") throw groupNotFound(id);
+    if (result === "conflict") throw nameTaken(name);
+    return c.json(result, 200);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    if (!(await deleteGroup(c.var.deps.db, c.var.principal.userId, id))) throw groupNotFound(id);
+    return c.body(null, 204);
+  });

@@ -1,0 +1,197 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { requireAuth } from "../auth/credentials";
+import type { AppEnv } from "../deps";
+import { ApiError } from "../errors";
+import { createRouter } from "../router";
+import { decodeCursor, encodeCursor } from "../services/contexts";
+import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, type ShareView } from "../services/shares";
+import { authenticated, errorResponses } from "./errors";
+
+const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
+const MAX_EXPIRES_IN = 365 * 24 * 3600;
+
+const ShareLinkSchema = z
+  .object({
+    token: z.string().openapi({ example: "shr_kP3x9QeZ0aB7cD2fG4hJ6w" }),
+    url: z.string().openapi({ example: "https://api.example.com/shared/shr_kP3x9QeZ0aB7cD2fG4hJ6w" }),
+    createdAt: iso,
+    expiresAt: iso.nullable().openapi({ description: "When the link stops working; null: never" }),
+  })
+  .openapi("ShareLink");
+
+const SharedContextSchema = z
+  .object({
+    name: z.string(),
+    messages: z.array(
+      z.object({
+        role: z.enum(["user", "assistant"]),
+        content: z.string(),
+        model: z.string().optional(),
+        createdAt: iso,
+      }),
+    ),
+    sharedAt: iso,
+    expiresAt: iso.nullable(),
+  })
+  .openapi("SharedContext");
+
+const contextParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
+
+const shareRoute = createRoute({
+  method: "post",
+  path: "/contexts/{id}/share",
+  tags: ["shares"],
+  summary: "Share a snapshot of the context as it is now by a public link",
+  description:
+    "Sharing again replaces the snapshot (and the expiry) behind the same token; a link that has " +
+    "expired is not revived: it gets a new token. Revoke with DELETE to invalidate a token.",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: {
+    params: contextParam,
+    body: {
+      required: false,
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              expiresIn: z
+                .number()
+                .int(`must be a whole number of seconds from 60 to ${MAX_EXPIRES_IN}`)
+                .min(60, `must be a whole number of seconds from 60 to ${MAX_EXPIRES_IN}`)
+                .max(MAX_EXPIRES_IN, `must be a whole number of seconds from 60 to ${MAX_EXPIRES_IN}`)
+                .optional()
+                .openapi({ description: "Seconds until the link stops working; without it, it never does" }),
+            })
+            .openapi("ShareOptions"),
+        },
+      },
+    },
+  },
+  responses: {
+    201: { description: "The link", content: { "application/json": { schema: ShareLinkSchema } } },
+    ...errorResponses(400, 401, 404, 413, 415),
+  },
+});
+
+const revokeRoute = createRoute({
+  method: "delete",
+  path: "/contexts/{id}/share",
+  tags: ["shares"],
+  summary: "Revoke the context's share link; it answers 404 from then on",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: { params: contextParam },
+  responses: { 204: { description: "Revoked" }, ...errorResponses(401, 404) },
+});
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/shares",
+  tags: ["shares"],
+  summary: "The caller's live share links, newest first",
+  security: authenticated,
+  middleware: [requireAuth] as const,
+  request: {
+    query: z.object({
+      limit: z.coerce
+        .number()
+        .int("must be an integer from 1 to 100")
+        .min(1, "must be an integer from 1 to 100")
+        .max(100, "must be an integer from 1 to 100")
+        .default(50)
+        .openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
+      cursor: z.string().optional().openapi({ description: "`nextCursor` of the previous page" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "A page of links; `nextCursor` is null on the last page",
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              items: z.array(ShareLinkSchema.extend({ contextId: z.string(), name: z.string() })),
+              nextCursor: z.string().nullable(),
+            })
+            .openapi("ShareList"),
+        },
+      },
+    },
+    ...errorResponses(400, 401),
+  },
+});
+
+const sharedRoute = createRoute({
+  method: "get",
+  path: "/shared/{token}",
+  tags: ["shares"],
+  summary: "A shared snapshot: public, read-only, no authentication",
+  request: { params: z.object({ token: z.string().openapi({ param: { name: "token", in: "path" } }) }) },
+  responses: {
+    200: { description: "The snapshot", content: { "application/json": { schema: SharedContextSchema } } },
+    ...errorResponses(404),
+  },
+});
+
+/** Where a token is served: PUBLIC_BASE_URL when configured, else this request's origin. */
+function linkFor(c: Context<AppEnv>, token: string): string {
+  const base = c.var.deps.config.PUBLIC_BASE_URL ?? new URL(c.req.url).origin;
+  return `${base.replace(/\/+$/, "")}/shared/${token}`;
+}
+
+const withUrl = (c: Context<AppEnv>, share: ShareView) => ({
+  token: share.token,
+  url: linkFor(c, share.token),
+  createdAt: share.createdAt,
+  expiresAt: share.expiresAt,
+});
+
+const linkNotFound = () => new ApiError(404, "this shared link does not exist, has been revoked or has expired");
+
+export const shareRoutes = createRouter()
+  .openapi(shareRoute, async (c) => {
+    const { db, now } = c.var.deps;
+    const { id } = c.req.valid("param");
+    const { expiresIn } = c.req.valid("json");
+    const result = await shareContext(db, c.var.principal.userId, id, { expiresInSeconds: expiresIn }, now());
+    if (result === "not-found") throw new ApiError(404, `context ${id} not found`);
+    if (result === "too-large") {
+      throw new ApiError(
+        413,
+        `context ${id} is too long to share as one link (over ${MAX_SNAPSHOT_BYTES / 1_000_000} MB); share a shorter conversation`,
+      );
+    }
+    return c.json(withUrl(c, result), 201);
+  })
+  .openapi(revokeRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const result = await revokeShare(c.var.deps.db, c.var.principal.userId, id);
+    if (result === "no-context") throw new ApiError(404, `context ${id} not found`);
+    if (result === "no-share") throw new ApiError(404, `context ${id} has no share link`);
+    return c.body(null, 204);
+  })
+  .openapi(listRoute, async (c) => {
+    const { db, now } = c.var.deps;
+    const { limit, cursor } = c.req.valid("query");
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    if (after === null) throw new ApiError(400, "invalid query parameters: cursor: use the nextCursor of a previous page");
+    const page = await listShares(db, c.var.principal.userId, { limit, after }, now());
+    return c.json(
+      {
+        items: page.items.map((s) => ({ ...withUrl(c, s), contextId: s.contextId, name: s.name })),
+        nextCursor: page.next && encodeCursor(page.next),
+      },
+      200,
+    );
+  })
+  .openapi(sharedRoute, async (c) => {
+    const { token } = c.req.valid("param");
+    const shared = token.length <= 100 ? await readShared(c.var.deps.db, token, c.var.deps.now()) : null;
+    // Revocation and expiry take effect at once: no cache may keep a copy.
+    c.header("Cache-Control", "no-store");
+    c.header("X-Robots-Tag", "noindex");
+    if (!shared) throw linkNotFound();
+    return c.json(shared, 200);
+  });

@@ -1,0 +1,96 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { Db } from "../db";
+import { contexts } from "../../schema/index";
+
+// The search tables live in migrations/0001_search.sql, not in schema/: drizzle-kit cannot
+// describe an FTS5 virtual table, and triggers, not the app, write both of them.
+const searchDocs = sqliteTable("search_docs", {
+  id: integer().primaryKey(),
+  userId: text().notNull(),
+  contextId: text().notNull(),
+  messageId: text(),
+  body: text().notNull(),
+  createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+});
+const searchFts = sqliteTable("search_fts", { userId: text(), body: text() });
+
+/** Longest `q` accepted, in characters, and the most words it may hold. */
+export const MAX_QUERY_LENGTH = 200;
+export const MAX_QUERY_TERMS = 16;
+
+const SNIPPET_TOKENS = 16;
+/** Marks around each matched word in a snippet (Markdown bold: the clients render Markdown). */
+export const SNIPPET_MARK = "**";
+
+export interface SearchHit {
+  contextId: string;
+  contextName: string;
+  /** Null when the hit is the context's name rather than one of its messages. */
+  messageId: string | null;
+  snippet: string;
+  createdAt: string;
+}
+
+/**
+ * The words of a search box entry. A word is what lies between spaces; words with no letter
+ * or digit cannot match anything and are dropped. Everything else is text, never syntax.
+ */
+export function searchTerms(q: string): string[] {
+  return q
+    .trim()
+    .split(/\s+/u)
+    .filter((word) => /[\p{L}\p{N}]/u.test(word));
+}
+
+/** An FTS5 string literal: the tokenizer splits it into words, so it is a phrase of plain words. */
+const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
+
+/**
+ * The FTS5 MATCH expression for the caller's terms. User text only ever appears inside
+ * string literals, so quotes, AND/OR/NOT/NEAR, `*`, `^`, `:` and parentheses are words
+ * to look for, not operators. Every term must occur in the body column (implicit AND);
+ * the owner phrase restricts the index walk to the caller's postings.
+ */
+export function matchExpression(userId: string, terms: string[]): string {
+  return [`user_id : ${phrase(userId)}`, ...terms.map((t) => `body : ${phrase(t)}`)].join(" AND ");
+}
+
+/**
+ * Full-text search over the owner's message text and context names, best match (BM25 on the
+ * body column) first, newer first among equals. One round trip.
+ */
+export async function searchContexts(db: Db, userId: string, q: string, limit: number): Promise<SearchHit[]> {
+  const terms = searchTerms(q).slice(0, MAX_QUERY_TERMS);
+  if (terms.length === 0) return [];
+  const rows = await db
+    .select({
+      contextId: searchDocs.contextId,
+      contextName: contexts.name,
+      messageId: searchDocs.messageId,
+      snippet: sql<string>`snippet(search_fts, 1, ${SNIPPET_MARK}, ${SNIPPET_MARK}, '…', ${SNIPPET_TOKENS})`,
+      createdAt: searchDocs.createdAt,
+    })
+    .from(searchFts)
+    .innerJoin(searchDocs, sql`${searchDocs.id} = search_fts.rowid`)
+    .innerJoin(contexts, eq(contexts.id, searchDocs.contextId))
+    .where(
+      and(
+        sql`search_fts MATCH ${matchExpression(userId, terms)}`,
+        // The phrase above narrows the walk; these make ownership exact.
+        eq(searchDocs.userId, userId),
+        eq(contexts.userId, userId),
+      ),
+    )
+    .orderBy(sql`bm25(search_fts, 0.0, 1.0)`, desc(searchDocs.createdAt), desc(searchDocs.id))
+    .limit(limit);
+  return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
+}
+
+/**
+ * The statement that drops a context's search entries, for the batch that deletes the
+ * context. Triggers do it too; saying it here keeps the delete complete on its own.
+ */
+export function deleteSearchEntries(db: Db, userId: string, contextId: string) {
+  return db.delete(searchDocs).where(and(eq(searchDocs.userId, userId), eq(searchDocs.contextId, contextId)));
+}
