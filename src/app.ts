@@ -6,11 +6,14 @@ import type { AppEnv, Deps } from "./deps";
 import { ApiError, type ErrorBody } from "./errors";
 import { limitBodySize, parseJsonBody } from "./json-body";
 import { createRouter } from "./router";
+import { chatRoutes } from "./routes/chat";
 import { contextRoutes } from "./routes/contexts";
+import { creditRoutes } from "./routes/credits";
 import { groupRoutes } from "./routes/groups";
 import { healthRoutes } from "./routes/health";
 import { keyRoutes } from "./routes/keys";
 import { meRoutes } from "./routes/me";
+import { modelRoutes } from "./routes/models";
 import { plantRoutes } from "./routes/plants";
 import { shareRoutes } from "./routes/shares";
 
@@ -35,6 +38,9 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", contextRoutes);
   app.route("/", groupRoutes);
   app.route("/", shareRoutes);
+  app.route("/", modelRoutes);
+  app.route("/", chatRoutes);
+  app.route("/", creditRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -2,7 +2,7 @@
 export class ApiError extends Error {
   override name = "ApiError";
   constructor(
-    readonly status: 400 | 401 | 402 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 502 | 503 | 504,
+    readonly status: 400 | 401 | 402 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504,
     message: string,
     /** Extra reply headers, e.g. Retry-After on 402 and 429. */
     readonly headers: Record<string, string> = {},

@@ -18,6 +18,7 @@ const descriptions: Record<number, string> = {
   409: "Conflict",
   413: "Body over the size limit",
   415: "Body is not JSON",
+  422: "The Idempotency-Key was already used for a different request",
   429: "Too many requests",
   502: "The upstream model failed",
   503: "The model is not configured or not reachable",

@@ -1,0 +1,520 @@
+import { and, asc, eq, lte, sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Principal } from "../auth/credentials";
+import { randomId, sha256Hex } from "../auth/encoding";
+import type { Config } from "../config";
+import type { Db } from "../db";
+import { ApiError } from "../errors";
+import type { Logger } from "../log";
+import { UpstreamError, type ChatMessage } from "../models/adapter";
+import { DEFAULT_MODEL_ID } from "../models/catalog";
+import type { ModelRegistry, RegisteredModel } from "../models/registry";
+import { contexts, messages, users } from "../../schema/index";
+import {
+  creditsFor,
+  debitStatement,
+  describeWait,
+  refundStatement,
+  secondsUntil,
+  usedStatement,
+  utcDay,
+  type Credits,
+} from "./credits";
+import {
+  claimHeldGuard,
+  claimState,
+  claimStatement,
+  finishClaimStatement,
+  newClaim,
+  readClaimStatement,
+  releaseClaimStatement,
+  type IdempotencyClaim,
+} from "./idempotency";
+import { usageEventStatement } from "./usage";
+import { ensureUser } from "./users";
+
+/** What the chat services need from the runtime. */
+export interface ChatDeps {
+  db: Db;
+  config: Config;
+  models: ModelRegistry;
+  now: () => Date;
+  log: Logger;
+}
+
+type Statement = BatchItem<"sqlite">;
+type Batch = [Statement, ...Statement[]];
+
+// ---------------------------------------------------------------------------------------
+// The exchange core: debit -> call the model -> settle or refund. It knows messages, not
+// contexts, so the chat route and the OpenAI-compatible surface share it. Round trips:
+// one batch before the model call (plus whatever authentication took), one after.
+// ---------------------------------------------------------------------------------------
+
+/** The model a request names: 400 when unknown, 503 when not configured. No I/O. */
+export function requireModel(models: ModelRegistry, id: string): RegisteredModel {
+  const model = models.get(id);
+  if (!model) {
+    const available = models.list().filter((m) => m.available);
+    const offered = (available.length > 0 ? available : models.list()).map((m) => m.id).join(", ");
+    throw new ApiError(400, `unknown model '${id}'; available models: ${offered}`);
+  }
+  if (!model.available) throw unavailable(model);
+  return model;
+}
+
+function unavailable(model: RegisteredModel): ApiError {
+  return new ApiError(503, `model ${model.id} is not configured on this server (the operator must ${model.setup}); choose another model from GET /models`);
+}
+
+/** The model a message goes to when the request names none: the user's default, else svc-70b. */
+function defaultModelFor(models: ModelRegistry, storedDefault: string | undefined): RegisteredModel {
+  return (storedDefault ? models.get(storedDefault) : undefined) ?? models.get(DEFAULT_MODEL_ID)!;
+}
+
+/** The price of the user's default model in SQL (NULL when it is unavailable), for the debit. */
+function defaultModelPrice(models: ModelRegistry, userId: string): SQL {
+  const price = (m: RegisteredModel) => (m.available ? sql`${m.credits}` : sql`null`);
+  const cases = models.list().map((m) => sql`when ${m.id} then ${price(m)}`);
+  return sql`(select case json_extract(preferences, '$.defaultModel') ${sql.join(cases, sql` `)} else ${price(
+    models.get(DEFAULT_MODEL_ID)!,
+  )} end from users where id = ${userId})`;
+}
+
+/** What a caller adds to the opening batch (the chat route: its context). */
+export interface OpeningExtension {
+  /** Conditions the debit also requires, e.g. that the context is the caller's. */
+  guards?: SQL[];
+  /** Reads that join the opening batch; their results come back in order. */
+  reads?: Statement[];
+  /** When the debit was refused: an error that explains it better than 402, if any. */
+  explainRefusal?(reads: unknown[]): ApiError | undefined;
+}
+
+export interface OpenExchangeInput {
+  principal: Principal;
+  /** The requested model; undefined: the user's default model, else svc-70b. */
+  modelId?: string;
+  /** An Idempotency-Key and a fingerprint of what the request asks for. */
+  idempotency?: { key: string; fingerprint: string };
+  requestId: string;
+  extension?: OpeningExtension;
+}
+
+export type Opened =
+  | { kind: "replay"; status: number; body: unknown }
+  | { kind: "charged"; exchange: Exchange; reads: unknown[] };
+
+/**
+ * Opens an exchange in one batch: creates the user on first sight, claims the
+ * idempotency key, debits the model's price, and runs the extension's reads. Throws
+ * ApiError 402 (no credits), 409 (same key still running), 422 (same key, other request),
+ * 503 (model not configured), or the extension's refusal; nothing stays charged then.
+ */
+export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Promise<Opened> {
+  const { db, models, config } = deps;
+  const { principal, extension } = input;
+  const userId = principal.userId;
+  const at = deps.now();
+  const day = utcDay(at);
+  const allowance = config.DAILY_CREDITS;
+  const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
+  const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, randomId("exc"));
+
+  const statements: Statement[] = [];
+  const add = (statement: Statement) => statements.push(statement) - 1;
+  const user = ensureUser(db, principal, at);
+  if (user) add(user);
+  // A claim left pending twice as long as the model may take belongs to a dead exchange.
+  if (claim) add(claimStatement(db, claim, at, 2 * config.MODEL_TIMEOUT_MS + 60_000));
+  const debitAt = add(
+    debitStatement(db, {
+      userId,
+      day,
+      price: explicit ? explicit.credits : defaultModelPrice(models, userId),
+      allowance,
+      guards: [...(claim ? [claimHeldGuard(claim)] : []), ...(extension?.guards ?? [])],
+    }),
+  );
+  const usedAt = add(usedStatement(db, userId, day));
+  const claimAt = claim ? add(readClaimStatement(db, claim)) : -1;
+  const prefsAt = explicit ? -1 : add(db.select({ preferences: users.preferences }).from(users).where(eq(users.id, userId)));
+  const readsFrom = statements.length;
+  for (const read of extension?.reads ?? []) add(read);
+
+  const results = (await db.batch(statements as Batch)) as unknown[];
+  const debited = results[debitAt] as Array<{ used: number }>;
+  const reads = results.slice(readsFrom);
+
+  if (claim) {
+    const state = claimState((results[claimAt] as Array<{ status: number; body: string }>)[0], claim);
+    if (state.kind === "replay") return state;
+    if (state.kind === "in-progress") {
+      throw new ApiError(409, "a request with this Idempotency-Key is still being answered; retry in a few seconds to get its reply");
+    }
+    if (state.kind === "mismatch") {
+      throw new ApiError(422, "this Idempotency-Key was already used for a different request; send a new key for a new message");
+    }
+  }
+
+  const prefs = prefsAt < 0 ? undefined : (results[prefsAt] as Array<{ preferences: { defaultModel?: string } }>)[0];
+  const model = explicit ?? defaultModelFor(models, prefs?.preferences.defaultModel);
+  const charged = debited[0];
+  if (charged) {
+    const charge = { userId, day, at, price: model.credits, used: charged.used, allowance };
+    return { kind: "charged", exchange: new Exchange(deps, model, charge, claim, input.requestId), reads };
+  }
+
+  // Refused: give the key back, then say why, most specific reason first.
+  if (claim) await releaseClaimStatement(db, claim);
+  throw refusal();
+
+  function refusal(): ApiError {
+    if (!model.available) return unavailable(model);
+    const explained = extension?.explainRefusal?.(reads);
+    if (explained) return explained;
+    const used = (results[usedAt] as Array<{ used: number }>)[0]?.used ?? 0;
+    const credits = creditsFor(day, used, allowance);
+    if (model.credits > allowance) {
+      return new ApiError(402, `insufficient credits: model ${model.id} costs ${model.credits} credits per message, more than the daily allowance of ${allowance}; choose another model`);
+    }
+    const wait = secondsUntil(credits.resetAt, at);
+    const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${model.credits} credits and ${credits.remaining} remain today`;
+    return new ApiError(402, `insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, {
+      "Retry-After": String(wait),
+      ...creditHeaders(credits),
+    });
+  }
+}
+
+/** X-Credits-Remaining and X-Credits-Reset for a reply. */
+export function creditHeaders(credits: Pick<Credits, "remaining" | "resetAt">): Record<string, string> {
+  return { "X-Credits-Remaining": String(credits.remaining), "X-Credits-Reset": credits.resetAt };
+}
+
+interface Charge {
+  userId: string;
+  day: string;
+  at: Date;
+  price: number;
+  used: number;
+  allowance: number;
+}
+
+/** A timeout that restarts whenever the upstream makes progress, merged with the client's signal. */
+function createDeadline(ms: number, client: AbortSignal) {
+  const timer = new AbortController();
+  const fire = () => timer.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError"));
+  let handle = setTimeout(fire, ms);
+  return {
+    signal: AbortSignal.any([client, timer.signal]),
+    touch() {
+      clearTimeout(handle);
+      if (!timer.signal.aborted) handle = setTimeout(fire, ms);
+    },
+    clear: () => clearTimeout(handle),
+    get timedOut() {
+      return timer.signal.aborted && !client.aborted;
+    },
+  };
+}
+type Deadline = ReturnType<typeof createDeadline>;
+
+/**
+ * A charged exchange. It ends exactly once: `settle` stores it (one batch), or a failure,
+ * a timeout, the client leaving or `abandon` refunds the charge and releases the key (one
+ * batch). Calls after the end do nothing.
+ */
+export class Exchange {
+  #ended = false;
+
+  constructor(
+    private readonly deps: ChatDeps,
+    readonly model: RegisteredModel,
+    private readonly charge: Charge,
+    private readonly claim: IdempotencyClaim | undefined,
+    private readonly requestId: string,
+  ) {}
+
+  /** The day's credits after this exchange's debit. */
+  get credits(): Credits {
+    return creditsFor(this.charge.day, this.charge.used, this.charge.allowance);
+  }
+
+  /** When the message was charged: the user message's time. */
+  get at(): Date {
+    return this.charge.at;
+  }
+
+  /** The model's whole reply. On failure the charge is refunded and an ApiError thrown. */
+  async complete(prompt: ChatMessage[], signal: AbortSignal): Promise<string> {
+    const deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, signal);
+    try {
+      return await this.model.adapter!.complete({ messages: prompt, signal: deadline.signal });
+    } catch (err) {
+      throw await this.#fail(err, deadline);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /**
+   * The model's reply in pieces. Resolves once the upstream accepted the request; a
+   * failure before that, or while iterating, refunds and throws an ApiError. A caller
+   * that stops iterating early must call `abandon`.
+   */
+  async stream(prompt: ChatMessage[], signal: AbortSignal): Promise<AsyncIterable<string>> {
+    const deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, signal);
+    let upstream: AsyncIterable<string>;
+    try {
+      upstream = await this.model.adapter!.stream({ messages: prompt, signal: deadline.signal });
+      deadline.touch();
+    } catch (err) {
+      deadline.clear();
+      throw await this.#fail(err, deadline);
+    }
+    const fail = (err: unknown) => this.#fail(err, deadline);
+    return (async function* () {
+      try {
+        for await (const delta of upstream) {
+          deadline.touch();
+          yield delta;
+        }
+      } catch (err) {
+        throw await fail(err);
+      } finally {
+        deadline.clear();
+      }
+    })();
+  }
+
+  /**
+   * Stores the exchange in one batch: the caller's statements (its messages), the usage
+   * record and, with an Idempotency-Key, the reply for replays. If the batch fails, the
+   * charge is refunded and the error rethrown.
+   */
+  async settle(options: { statements?: Statement[]; contextId?: string | null; reply: { status: number; body: unknown } }): Promise<void> {
+    if (this.#ended) throw new Error("this exchange has already ended");
+    this.#ended = true;
+    const { db } = this.deps;
+    const statements: Statement[] = [
+      ...(options.statements ?? []),
+      usageEventStatement(db, {
+        id: randomId("use"),
+        userId: this.charge.userId,
+        at: this.charge.at,
+        model: this.model.id,
+        contextId: options.contextId ?? null,
+        credits: this.charge.price,
+      }),
+    ];
+    if (this.claim) statements.push(finishClaimStatement(db, this.claim, options.reply));
+    try {
+      await db.batch(statements as Batch);
+    } catch (err) {
+      this.#ended = false;
+      await this.abandon("the exchange could not be stored");
+      throw err;
+    }
+  }
+
+  /** Refunds the charge and releases the key, once; for a client that left, or any failure. */
+  async abandon(reason: string): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    const { db, log } = this.deps;
+    const { userId, day, price } = this.charge;
+    const statements: Statement[] = [refundStatement(db, { userId, day, price })];
+    if (this.claim) statements.push(releaseClaimStatement(db, this.claim));
+    try {
+      await db.batch(statements as Batch);
+      log.info("chat charge refunded", { requestId: this.requestId, userId, day, credits: price, reason });
+    } catch (err) {
+      log.error("could not refund a chat charge", { requestId: this.requestId, userId, day, credits: price, reason, err });
+    }
+  }
+
+  /** Refunds, logs the cause with the request id, and returns the error for the client. */
+  async #fail(err: unknown, deadline: Deadline): Promise<ApiError> {
+    const model = this.model.id;
+    const ms = this.deps.config.MODEL_TIMEOUT_MS;
+    const limit = ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+    let error: ApiError;
+    if (deadline.timedOut) {
+      error = new ApiError(504, `model ${model} did not answer within ${limit}; nothing was charged, try again`);
+    } else if (deadline.signal.aborted) {
+      error = new ApiError(400, "the request was cancelled by the client before the reply was complete; nothing was charged");
+    } else if (err instanceof UpstreamError && err.credentialsRejected) {
+      error = new ApiError(503, `model ${model} is not reachable: its provider refused this server's credentials; nothing was charged`);
+    } else {
+      error = new ApiError(502, `model ${model} failed to answer; nothing was charged, try again`);
+    }
+    const level = error.status === 400 ? "info" : "warn";
+    this.deps.log[level]("chat model call failed", { requestId: this.requestId, model, status: error.status, err });
+    await this.abandon(`model call failed (${error.status})`);
+    return error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Chat in a context: the route's use of the core. New contexts are created by the batch
+// that stores the first exchange, so a failed first message leaves nothing behind.
+// ---------------------------------------------------------------------------------------
+
+/** Token estimate used for history trimming: ~3 characters a token plus a per-message overhead. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 3) + 4;
+}
+const tokensSql = sql`((length(${messages.content}) + 2) / 3 + 4)`;
+
+/** At most this many earlier messages go to the model, whatever its window. */
+const MAX_HISTORY_MESSAGES = 1000;
+
+/** The room left for history in a model's window, after the new message and the reply. */
+export function historyBudget(model: Pick<RegisteredModel, "contextWindow">, message: string): number {
+  const replyReserve = Math.min(4096, Math.floor(model.contextWindow / 4));
+  return model.contextWindow - replyReserve - estimateTokens(message);
+}
+
+/** A context's name from its first message: one line, at most 60 characters. */
+export function contextNameFrom(message: string): string {
+  const line = message.replace(/\s+/g, " ").trim();
+  if (line.length <= 60) return line;
+  const cut = line.slice(0, 59);
+  const space = cut.lastIndexOf(" ");
+  return `${(space >= 40 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+export interface ChatReply {
+  response: string;
+  model: string;
+  contextId: string;
+  credits: Omit<Credits, "day">;
+}
+
+export interface ChatSendInput {
+  principal: Principal;
+  message: string;
+  modelId?: string;
+  contextId?: string;
+  idempotencyKey?: string;
+  requestId: string;
+}
+
+export type ChatStart =
+  | { kind: "replay"; status: number; body: ChatReply }
+  | {
+      kind: "ready";
+      exchange: Exchange;
+      contextId: string;
+      /** What the model receives: the context's history that fits, then the message. */
+      prompt: ChatMessage[];
+      /** Stores the exchange (one batch) and returns the reply. */
+      finish(response: string): Promise<ChatReply>;
+    };
+
+/** What makes two requests with the same Idempotency-Key the same request. */
+export function chatFingerprint(input: { message: string; modelId?: string; contextId?: string }): Promise<string> {
+  return sha256Hex(JSON.stringify(["POST /chat/send", input.message, input.modelId ?? null, input.contextId ?? null]));
+}
+
+/**
+ * Opens a chat exchange for a message: checks the context (404 for another user's or an
+ * unknown one, without a charge), loads the history that fits the model's window, and
+ * debits, all in the one opening batch.
+ */
+export async function startChat(deps: ChatDeps, input: ChatSendInput): Promise<ChatStart> {
+  const { db } = deps;
+  const userId = input.principal.userId;
+  const contextId = input.contextId ?? randomId("ctx");
+  const isNew = input.contextId === undefined;
+  // The history budget depends on the model; with the user's default it is read in the
+  // same batch, so load for the largest window and trim below.
+  const requested = input.modelId === undefined ? undefined : requireModel(deps.models, input.modelId);
+  const widest = requested ?? { contextWindow: Math.max(...deps.models.list().map((m) => m.contextWindow)) };
+
+  const extension: OpeningExtension = {};
+  if (!isNew) {
+    const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
+    extension.guards = [sql`exists (select 1 from contexts where id = ${contextId} and user_id = ${userId})`];
+    extension.reads = [db.select({ id: contexts.id }).from(contexts).where(owned), historyStatement(db, userId, contextId, historyBudget(widest, input.message))];
+    extension.explainRefusal = ([context]) =>
+      (context as unknown[]).length === 0 ? new ApiError(404, `context ${contextId} not found`) : undefined;
+  }
+  const idempotency = input.idempotencyKey
+    ? { key: input.idempotencyKey, fingerprint: await chatFingerprint(input) }
+    : undefined;
+
+  const opened = await openExchange(deps, { principal: input.principal, modelId: input.modelId, idempotency, requestId: input.requestId, extension });
+  if (opened.kind === "replay") return { kind: "replay", status: opened.status, body: opened.body as ChatReply };
+
+  const { exchange } = opened;
+  const loaded = isNew ? [] : (opened.reads[1] as Array<{ role: "user" | "assistant"; content: string; tokens: number }>);
+  const prompt: ChatMessage[] = [...fitHistory(loaded, historyBudget(exchange.model, input.message)), { role: "user", content: input.message }];
+
+  return {
+    kind: "ready",
+    exchange,
+    contextId,
+    prompt,
+    async finish(response) {
+      const userAt = exchange.at;
+      const replyAt = new Date(Math.max(deps.now().getTime(), userAt.getTime() + 1));
+      const reply: ChatReply = { response, model: exchange.model.id, contextId, credits: withoutDay(exchange.credits) };
+      const statements: Statement[] = [
+        isNew
+          ? db.insert(contexts).values({ id: contextId, userId, groupId: null, name: contextNameFrom(input.message), messageCount: 2, createdAt: userAt, updatedAt: replyAt })
+          : db
+              .update(contexts)
+              .set({ messageCount: sql`${contexts.messageCount} + 2`, updatedAt: replyAt })
+              .where(and(eq(contexts.id, contextId), eq(contexts.userId, userId))),
+        db.insert(messages).values([
+          { id: randomId("msg"), contextId, userId, role: "user", content: input.message, model: null, createdAt: userAt },
+          { id: randomId("msg"), contextId, userId, role: "assistant", content: response, model: exchange.model.id, createdAt: replyAt },
+        ]),
+      ];
+      try {
+        await exchange.settle({ statements, contextId, reply: { status: 200, body: reply } });
+      } catch (err) {
+        if (!isNew && /FOREIGN KEY/i.test(String((err as Error)?.message ?? err))) {
+          throw new ApiError(404, `context ${contextId} was deleted while the model was answering; nothing was charged`);
+        }
+        throw err;
+      }
+      return reply;
+    },
+  };
+}
+
+function withoutDay({ day: _day, ...credits }: Credits): Omit<Credits, "day"> {
+  return credits;
+}
+
+/**
+ * The newest messages of a context whose estimated tokens fit `budget`, oldest first, with
+ * their running total (newest first), so a smaller window can trim further without a read.
+ */
+function historyStatement(db: Db, userId: string, contextId: string, budget: number) {
+  const ranked = db
+    .select({
+      id: messages.id,
+      role: messages.role,
+      content: messages.content,
+      createdAt: messages.createdAt,
+      tokens: sql<number>`sum(${tokensSql}) over (order by ${messages.createdAt} desc, ${messages.id} desc)`.as("tokens"),
+      position: sql<number>`row_number() over (order by ${messages.createdAt} desc, ${messages.id} desc)`.as("position"),
+    })
+    .from(messages)
+    .where(and(eq(messages.contextId, contextId), eq(messages.userId, userId)))
+    .as("ranked");
+  return db
+    .select({ role: ranked.role, content: ranked.content, tokens: ranked.tokens })
+    .from(ranked)
+    .where(and(lte(ranked.tokens, Math.max(0, budget)), lte(ranked.position, MAX_HISTORY_MESSAGES)))
+    .orderBy(asc(ranked.createdAt), asc(ranked.id));
+}
+
+/** Drops the oldest messages whose running total (newest first) exceeds the budget. */
+function fitHistory(loaded: Array<{ role: "user" | "assistant"; content: string; tokens: number }>, budget: number): ChatMessage[] {
+  return loaded.filter((m) => m.tokens <= budget).map(({ role, content }) => ({ role, content }));
+}

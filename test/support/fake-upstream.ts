@@ -1,0 +1,157 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * How the upstream behaves: answer, fail with a 5xx, refuse the key (401), stall until the
+ * client gives up, or break off a stream after its first pieces.
+ */
+export type UpstreamMode = "ok" | "fail" | "unauthorized" | "slow" | "fail-mid-stream";
+
+export interface RecordedRequest {
+  path: string;
+  headers: IncomingMessage["headers"];
+  body: {
+    model?: string;
+    stream?: boolean;
+    messages: Array<{ role: string; content: string }>;
+    system?: string;
+    max_tokens?: number;
+  };
+}
+
+export interface FakeUpstream {
+  /** OpenAI-compatible base URL, ending in /v1. */
+  baseUrl: string;
+  /** Anthropic-style API origin (…/v1/messages is served too). */
+  origin: string;
+  mode: UpstreamMode;
+  /** The reply text for a request; default: `echo: <last user message>`. */
+  reply: (request: RecordedRequest) => string;
+  /** Requests received, oldest first. */
+  requests: RecordedRequest[];
+  /** Requests whose client hung up before the reply was complete. */
+  cancelled(): number;
+  /** Called as each request arrives (tests snapshot database round trips here). */
+  onRequest?: (request: RecordedRequest) => void;
+  /** A failing reply carries this, to prove it never reaches the service's clients. */
+  readonly secretInErrors: string;
+  close(): Promise<void>;
+}
+
+const SECRET = "upstream-internal-detail-sk-live-0123456789";
+
+/** A real OpenAI chat-completions (and Anthropic Messages) server on 127.0.0.1. */
+export async function startFakeUpstream(options: { record?: boolean } = {}): Promise<FakeUpstream> {
+  const record = options.record ?? true;
+  let cancelled = 0;
+  const upstream: FakeUpstream = {
+    baseUrl: "",
+    origin: "",
+    mode: "ok",
+    reply: (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`,
+    requests: [],
+    cancelled: () => cancelled,
+    secretInErrors: SECRET,
+    close: () => Promise.resolve(),
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      let body: RecordedRequest["body"];
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as RecordedRequest["body"];
+      } catch {
+        res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad json"}}');
+        return;
+      }
+      const request: RecordedRequest = { path: req.url ?? "", headers: req.headers, body };
+      if (record) upstream.requests.push(request);
+      upstream.onRequest?.(request);
+      res.on("close", () => {
+        if (!res.writableFinished) cancelled++;
+      });
+      if (req.method === "POST" && req.url === "/v1/chat/completions") return handle(request, res, "openai");
+      if (req.method === "POST" && req.url === "/v1/messages") return handle(request, res, "anthropic");
+      res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"no such route"}}');
+    });
+  });
+
+  function handle(request: RecordedRequest, res: ServerResponse, protocol: "openai" | "anthropic") {
+    switch (upstream.mode) {
+      case "fail":
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: `internal failure (${SECRET})`, type: "server_error" } }));
+        return;
+      case "unauthorized":
+        res.writeHead(401, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "invalid api key", type: "authentication_error" } }));
+        return;
+      case "slow":
+        // Never answers: the service's timeout (or the client) must give up.
+        return;
+    }
+    const text = upstream.reply(request);
+    if (request.body.stream) return stream(text, res, protocol);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify(
+        protocol === "openai"
+          ? {
+              id: "chatcmpl-fake",
+              object: "chat.completion",
+              created: Math.floor(Date.now() / 1000),
+              model: request.body.model,
+              choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+              usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+            }
+          : {
+              id: "msg_fake",
+              type: "message",
+              role: "assistant",
+              model: request.body.model,
+              content: [{ type: "text", text }],
+              stop_reason: "end_turn",
+            },
+      ),
+    );
+  }
+
+  function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic") {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const pieces = text.match(/\S+\s*|\s+/g) ?? [""];
+    const failing = upstream.mode === "fail-mid-stream";
+    const sent = failing ? pieces.slice(0, 2) : pieces;
+    if (protocol === "openai") {
+      const chunk = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.write(chunk({ role: "assistant" }, null));
+      for (const piece of sent) res.write(chunk({ content: piece }, null));
+      if (failing) return void res.destroy();
+      res.write(chunk({}, "stop"));
+      res.end("data: [DONE]\n\n");
+    } else {
+      const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+      res.write(event("message_start", { message: { id: "msg_fake", role: "assistant", content: [] } }));
+      res.write(event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
+      for (const piece of sent) res.write(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }));
+      if (failing) return void res.destroy();
+      res.write(event("content_block_stop", { index: 0 }));
+      res.write(event("message_delta", { delta: { stop_reason: "end_turn" } }));
+      res.end(event("message_stop", {}));
+    }
+  }
+
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  upstream.origin = `http://127.0.0.1:${port}`;
+  upstream.baseUrl = `${upstream.origin}/v1`;
+  upstream.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return upstream;
+}
