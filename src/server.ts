@@ -57,7 +57,7 @@ async function main() {
     const now = runtime.now();
     const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
     timer = setTimeout(async () => {
-      await runDailyRollover(deps).catch((err) => runtime.log.error("daily rollover failed", { err }));
+      await runDailyRollover(deps, { scheduledTime: new Date(midnight) }).catch((err) => runtime.log.error("daily rollover failed", { err }));
       scheduleRollover();
     }, midnight - now.getTime() + 1000);
     timer.unref();

@@ -41,8 +41,10 @@ const app = createApp(async (c) => {
 
 export default {
   fetch: app.fetch,
-  async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext) {
+  async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
     const rt = await runtimeFor(env);
-    ctx.waitUntil(runDailyRollover({ ...rt, db: databaseFor(env, rt) }));
+    // The day is the one the cron was scheduled for, however late this run starts.
+    const scheduledTime = new Date(controller.scheduledTime);
+    ctx.waitUntil(runDailyRollover({ ...rt, db: databaseFor(env, rt) }, { scheduledTime }));
   },
 };

@@ -1,5 +1,9 @@
+import { and, eq, lt, lte } from "drizzle-orm";
 import type { Db } from "../db";
 import type { Logger } from "../log";
+import { utcDay, utcDayBefore } from "../services/credits";
+import { IDEMPOTENCY_TTL_MS } from "../services/idempotency";
+import { creditDays, idempotencyKeys, usageEvents } from "../../schema/index";
 
 export interface RolloverDeps {
   db: Db;
@@ -7,13 +11,57 @@ export interface RolloverDeps {
   now: () => Date;
 }
 
+/** How far back usage history is kept: what GET /usage?days=90 can show. */
+export const USAGE_HISTORY_DAYS = 90;
+
+export interface RolloverResult {
+  /** The UTC day the run belongs to (the day that just began). */
+  day: string;
+  /** Idempotency records older than 24 hours, removed. */
+  expiredIdempotencyKeys: number;
+  /** Finished days whose charges were all refunded (used 0): the same as no row. */
+  emptyDaysClosed: number;
+  /** Day totals and per-message records older than the history window, removed. */
+  prunedDays: number;
+  prunedUsageEvents: number;
+}
+
 /**
  * The daily job (Workers cron `0 0 * * *`, the Node server's midnight timer). Credits need
- * no reset: a new UTC day simply has no usage row yet. The job only tidies up, so running
- * it twice, late, or after missed days changes nothing that is already right.
+ * no reset: a new UTC day simply has no row yet, and each day's row already is that day's
+ * usage history. So closing the finished day only tidies up: a finished day left at 0 by
+ * refunds is dropped (GET /usage shows absent days as 0 anyway), history past the window
+ * and expired idempotency records are pruned. Every step is a delete by a threshold
+ * computed from `scheduledTime` (not the wall clock), and today's row is never touched:
+ * running it twice, late, or after missed days changes nothing that is already right.
  */
-export async function runDailyRollover(deps: RolloverDeps): Promise<{ ranAt: string }> {
-  const ranAt = deps.now().toISOString();
-  deps.log.info("daily rollover ran", { ranAt });
-  return { ranAt };
+export async function runDailyRollover(deps: RolloverDeps, options: { scheduledTime?: Date } = {}): Promise<RolloverResult> {
+  const { db } = deps;
+  const at = options.scheduledTime ?? deps.now();
+  const today = utcDay(at);
+  const oldestKept = utcDayBefore(at, USAGE_HISTORY_DAYS - 1);
+  const [keys, empty, days, events] = await db.batch([
+    db
+      .delete(idempotencyKeys)
+      .where(lte(idempotencyKeys.createdAt, new Date(at.getTime() - IDEMPOTENCY_TTL_MS)))
+      .returning({ key: idempotencyKeys.key }),
+    db
+      .delete(creditDays)
+      .where(and(lt(creditDays.day, today), eq(creditDays.used, 0)))
+      .returning({ day: creditDays.day }),
+    db.delete(creditDays).where(lt(creditDays.day, oldestKept)).returning({ day: creditDays.day }),
+    db
+      .delete(usageEvents)
+      .where(lt(usageEvents.at, new Date(`${oldestKept}T00:00:00.000Z`)))
+      .returning({ id: usageEvents.id }),
+  ]);
+  const result: RolloverResult = {
+    day: today,
+    expiredIdempotencyKeys: keys.length,
+    emptyDaysClosed: empty.length,
+    prunedDays: days.length,
+    prunedUsageEvents: events.length,
+  };
+  deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
+  return result;
 }
