@@ -357,3 +357,23 @@ describe("another user's context", () => {
     expect(await getJson<ContextWithMessages>(`/contexts/${context.id}`, alice)).toEqual(before);
   });
 });
+
+describe("the OpenAPI document", () => {
+  it("describes the context, group, search and share endpoints", async () => {
+    const doc = (await (await h.request("/openapi.json")).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/contexts",
+        "/contexts/search",
+        "/contexts/{id}",
+        "/contexts/{id}/share",
+        "/groups",
+        "/groups/{id}",
+        "/shares",
+        "/shared/{token}",
+      ]),
+    );
+    expect(Object.keys(doc.paths["/contexts/{id}"]!).sort()).toEqual(["delete", "get", "patch"]);
+    expect(doc.paths["/shared/{token}"]!.get).not.toHaveProperty("security");
+  });
+});

@@ -36,6 +36,14 @@ const SharedContextSchema = z
   })
   .openapi("SharedContext");
 
+const secondsMessage = `must be a whole number of seconds from 60 to ${MAX_EXPIRES_IN}`;
+// The body parser hands integers over as bigint (it keeps int64 ids exact), fractions as numbers.
+const seconds = z
+  .custom<number | bigint>((v) => typeof v === "number" || typeof v === "bigint", { message: secondsMessage })
+  .transform((v) => Number(v))
+  .pipe(z.number().int(secondsMessage).min(60, secondsMessage).max(MAX_EXPIRES_IN, secondsMessage))
+  .openapi({ type: "integer", minimum: 60, maximum: MAX_EXPIRES_IN });
+
 const contextParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
 
 const shareRoute = createRoute({
@@ -56,11 +64,7 @@ const shareRoute = createRoute({
         "application/json": {
           schema: z
             .object({
-              expiresIn: z
-                .number()
-                .int(`must be a whole number of seconds from 60 to ${MAX_EXPIRES_IN}`)
-                .min(60, `must be a whole number of seconds from 60 to ${MAX_EXPIRES_IN}`)
-                .max(MAX_EXPIRES_IN, `must be a whole number of seconds from 60 to ${MAX_EXPIRES_IN}`)
+              expiresIn: seconds
                 .optional()
                 .openapi({ description: "Seconds until the link stops working; without it, it never does" }),
             })

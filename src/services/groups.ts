@@ -19,7 +19,8 @@ const groupColumns = {
   createdAt: groups.createdAt,
   updatedAt: groups.updatedAt,
 };
-const contextCount = sql<number>`(select count(*) from ${contexts} where ${contexts.groupId} = ${groups.id} and ${contexts.userId} = ${groups.userId})`;
+// Spelled out with an alias: drizzle leaves column names unqualified inside a one-table select.
+const contextCount = sql<number>`(select count(*) from ${contexts} as c where c.group_id = ${groups}.id and c.user_id = ${groups}.user_id)`;
 
 const toGroupView = (row: { id: string; name: string; createdAt: Date; updatedAt: Date }, count: number): GroupView => ({
   id: row.id,
@@ -73,7 +74,7 @@ export async function renameGroup(
     db
       .update(groups)
       .set({ name, updatedAt: now })
-      .where(and(ownGroup(userId, id), sql`not exists (${taken})`))
+      .where(and(ownGroup(userId, id), sql`not exists ${taken}`))
       .returning(groupColumns),
   ]);
   if (!found[0]) return "not-found";

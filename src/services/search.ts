@@ -33,12 +33,13 @@ export interface SearchHit {
 }
 
 /**
- * The words of a search box entry. A word is what lies between spaces; words with no letter
- * or digit cannot match anything and are dropped. Everything else is text, never syntax.
+ * The words of a search box entry. A word is what lies between spaces (control characters
+ * count as spaces: SQLite would cut a string at NUL); words with no letter or digit cannot
+ * match anything and are dropped. Everything else is text, never syntax.
  */
 export function searchTerms(q: string): string[] {
   return q
-    .trim()
+    .replace(/\p{Cc}/gu, " ")
     .split(/\s+/u)
     .filter((word) => /[\p{L}\p{N}]/u.test(word));
 }
