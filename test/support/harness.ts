@@ -8,6 +8,7 @@ import { parseConfig } from "../../src/config";
 import type { Db } from "../../src/db";
 import { createRuntime, type Deps } from "../../src/deps";
 import type { Logger } from "../../src/log";
+import type { WorkersAiBinding } from "../../src/models/workers-ai";
 import { openDatabase } from "../../src/open-database";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 
@@ -54,7 +55,9 @@ export interface Harness {
  * The app over a fresh libSQL file migrated from migrations/, trusting a real identity
  * provider on loopback. `env` adds or overrides configuration variables.
  */
-export async function createHarness(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<Harness> {
+export async function createHarness(
+  options: { env?: Record<string, string>; clock?: Clock; workersAi?: WorkersAiBinding } = {},
+): Promise<Harness> {
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
@@ -76,7 +79,7 @@ export async function createHarness(options: { env?: Record<string, string>; clo
     AUTH_AUDIENCE: idp.audience,
     ...options.env,
   });
-  const runtime = await createRuntime(config, { now: clock.now, log: logs.log });
+  const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi });
   const deps: Deps = { ...runtime, db };
   const app = createApp(() => deps);
   let server: ServerType | undefined;
