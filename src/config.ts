@@ -18,6 +18,10 @@ function isAbsoluteUrl(text: string): boolean {
 const optionalUrl = (what: string) =>
   optionalText.refine((v) => v === undefined || isAbsoluteUrl(v), { message: `must be an absolute URL (${what})` });
 
+/** Model endpoints: an http(s) URL, so that `localhost:11434` fails here, not at the first chat. */
+const httpUrl = (what: string) =>
+  optionalUrl(what).refine((v) => v === undefined || /^https?:\/\//i.test(v), { message: `must start with http:// or https:// (${what})` });
+
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /** `svc-70b=1,claude-sonnet-4=3`: per-model credit prices overriding the catalog's. */
@@ -53,7 +57,7 @@ const ConfigSchema = z.object({
   AUTH_ISSUER: optionalText,
   AUTH_AUDIENCE: optionalText,
   DAILY_CREDITS: positiveInt(500),
-  SVC_MODEL_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  SVC_MODEL_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
   SVC_MODEL_API_KEY: optionalText,
   SVC_MODEL_UPSTREAM: optionalText.transform((v) => v ?? "llama-3.3-70b"),
   MODEL_TIMEOUT_MS: positiveInt(60_000),
@@ -61,15 +65,15 @@ const ConfigSchema = z.object({
   SVC_MODEL_WORKERS_AI: optionalText.transform((v) => v ?? "@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
   // Third-party providers: each is enabled by its key (or, for local servers, its base URL).
   OPENAI_API_KEY: optionalText,
-  OPENAI_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  OPENAI_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
   GROQ_API_KEY: optionalText,
-  GROQ_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  GROQ_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
   TOGETHER_API_KEY: optionalText,
-  TOGETHER_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  TOGETHER_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
   OPENROUTER_API_KEY: optionalText,
-  OPENROUTER_BASE_URL: optionalUrl("an OpenAI-compatible base URL ending in /v1"),
+  OPENROUTER_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
   ANTHROPIC_API_KEY: optionalText,
-  ANTHROPIC_BASE_URL: optionalUrl("the Anthropic API origin"),
+  ANTHROPIC_BASE_URL: httpUrl("the Anthropic API origin"),
   MODEL_CREDITS: optionalText.transform((v, ctx) => parseModelCredits(v, ctx)),
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),

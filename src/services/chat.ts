@@ -437,7 +437,10 @@ export async function startChat(deps: ChatDeps, input: ChatSendInput): Promise<C
   if (!isNew) {
     const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
     extension.guards = [sql`exists (select 1 from contexts where id = ${contextId} and user_id = ${userId})`];
-    extension.reads = [db.select({ id: contexts.id }).from(contexts).where(owned), historyStatement(db, userId, contextId, historyBudget(widest, input.message))];
+    extension.reads = [
+      db.select({ updatedAt: contexts.updatedAt }).from(contexts).where(owned),
+      historyStatement(db, userId, contextId, historyBudget(widest, input.message)),
+    ];
     extension.explainRefusal = ([context]) =>
       (context as unknown[]).length === 0 ? new ApiError(404, `context ${contextId} not found`) : undefined;
   }
@@ -449,6 +452,7 @@ export async function startChat(deps: ChatDeps, input: ChatSendInput): Promise<C
   if (opened.kind === "replay") return { kind: "replay", status: opened.status, body: opened.body as ChatReply };
 
   const { exchange } = opened;
+  const lastUpdate = isNew ? 0 : ((opened.reads[0] as Array<{ updatedAt: Date }>)[0]?.updatedAt.getTime() ?? 0);
   const loaded = isNew ? [] : (opened.reads[1] as Array<{ role: "user" | "assistant"; content: string; tokens: number }>);
   const prompt: ChatMessage[] = [...fitHistory(loaded, historyBudget(exchange.model, input.message)), { role: "user", content: input.message }];
 
@@ -458,7 +462,9 @@ export async function startChat(deps: ChatDeps, input: ChatSendInput): Promise<C
     contextId,
     prompt,
     async finish(response) {
-      const userAt = exchange.at;
+      // Messages sort by (createdAt, id): keep each exchange after the context's last one
+      // even when clocks (of nodes, or a test's) stand still or disagree.
+      const userAt = new Date(Math.max(exchange.at.getTime(), lastUpdate + 1));
       const replyAt = new Date(Math.max(deps.now().getTime(), userAt.getTime() + 1));
       const reply: ChatReply = { response, model: exchange.model.id, contextId, credits: withoutDay(exchange.credits) };
       const statements: Statement[] = [

@@ -3,9 +3,10 @@ import type { AddressInfo } from "node:net";
 
 /**
  * How the upstream behaves: answer, fail with a 5xx, refuse the key (401), stall until the
- * client gives up, or break off a stream after its first pieces.
+ * client gives up, break off a stream after its first pieces, or send its first pieces
+ * and then stall.
  */
-export type UpstreamMode = "ok" | "fail" | "unauthorized" | "slow" | "fail-mid-stream";
+export type UpstreamMode = "ok" | "fail" | "unauthorized" | "slow" | "fail-mid-stream" | "stall-mid-stream";
 
 export interface RecordedRequest {
   path: string;
@@ -122,13 +123,16 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const pieces = text.match(/\S+\s*|\s+/g) ?? [""];
     const failing = upstream.mode === "fail-mid-stream";
-    const sent = failing ? pieces.slice(0, 2) : pieces;
+    const stalling = upstream.mode === "stall-mid-stream";
+    const sent = failing || stalling ? pieces.slice(0, 2) : pieces;
     if (protocol === "openai") {
       const chunk = (delta: object, finish: string | null) =>
         `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       res.write(chunk({ role: "assistant" }, null));
       for (const piece of sent) res.write(chunk({ content: piece }, null));
-      if (failing) return void res.destroy();
+      // Break off once the first pieces have surely left, as a crashed upstream would.
+      if (failing) return void setTimeout(() => res.destroy(), 50);
+      if (stalling) return;
       res.write(chunk({}, "stop"));
       res.end("data: [DONE]\n\n");
     } else {
@@ -136,7 +140,8 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       res.write(event("message_start", { message: { id: "msg_fake", role: "assistant", content: [] } }));
       res.write(event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
       for (const piece of sent) res.write(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }));
-      if (failing) return void res.destroy();
+      if (failing) return void setTimeout(() => res.destroy(), 50);
+      if (stalling) return;
       res.write(event("content_block_stop", { index: 0 }));
       res.write(event("message_delta", { delta: { stop_reason: "end_turn" } }));
       res.end(event("message_stop", {}));

@@ -1,0 +1,116 @@
+import { asc } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { creditDays, idempotencyKeys, usageEvents } from "../schema/index";
+import { runDailyRollover } from "../src/jobs/daily-rollover";
+import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
+import { createHarness, type Harness } from "./support/harness";
+
+let up: FakeUpstream;
+let h: Harness;
+let alice: string;
+let bob: string;
+
+const at = (iso: string) => h.clock.set(iso);
+const send = (token: string, headers: Record<string, string> = {}) =>
+  h.request("/chat/send", { method: "POST", token, json: { message: "hi" }, headers });
+const rollover = (scheduled: string) => runDailyRollover(h.deps, { scheduledTime: new Date(scheduled) });
+
+async function snapshot() {
+  return JSON.stringify({
+    days: await h.db.select().from(creditDays).orderBy(asc(creditDays.userId), asc(creditDays.day)),
+    events: await h.db.select().from(usageEvents).orderBy(asc(usageEvents.id)),
+    keys: await h.db.select().from(idempotencyKeys).orderBy(asc(idempotencyKeys.userId), asc(idempotencyKeys.key)),
+  });
+}
+
+const usage = async (token: string, days = 90) => (await h.request(`/usage?days=${days}`, { token })).json();
+
+beforeAll(async () => {
+  up = await startFakeUpstream({ record: false });
+  h = await createHarness({ env: { SVC_MODEL_BASE_URL: up.baseUrl, DAILY_CREDITS: "5" } });
+  alice = await h.signIn("alice");
+  bob = await h.signIn("bob");
+
+  // Alice: history well past 90 days, two recent days, a day left at 0 by a refund,
+  // an idempotency record over 24 h old and one under.
+  at("2026-08-01T10:00:00.000Z");
+  await send(alice, { "Idempotency-Key": "ancient" });
+  at("2026-11-19T10:00:00.000Z");
+  await send(alice);
+  await send(alice);
+  at("2026-11-20T10:00:00.000Z");
+  up.mode = "fail";
+  await send(alice);
+  up.mode = "ok";
+  at("2026-11-21T10:00:00.000Z");
+  await send(alice, { "Idempotency-Key": "old" });
+  at("2026-11-22T12:00:00.000Z");
+  await send(alice, { "Idempotency-Key": "recent" });
+  // Bob: a refunded message just after midnight, on the day the job runs for.
+  at("2026-11-23T00:00:00.000Z");
+  up.mode = "fail";
+  await send(bob);
+  up.mode = "ok";
+  at("2026-11-23T00:00:05.000Z");
+});
+afterAll(async () => {
+  await h.close();
+  await up.close();
+});
+
+describe("the daily rollover", () => {
+  it("closes finished days, prunes expired records, and leaves what users see unchanged", async () => {
+    const before = await usage(alice);
+    const credits = await (await h.request("/credits", { token: alice })).json();
+    const result = await rollover("2026-11-23T00:00:00.000Z");
+    expect(result).toEqual({
+      day: "2026-11-23",
+      expiredIdempotencyKeys: 2, // "ancient" and "old"; "recent" is under 24 h
+      emptyDaysClosed: 1, // Alice's 2026-11-20, refunded to 0; Bob's is today's
+      prunedDays: 1, // 2026-08-01, past the 90 days /usage serves
+      prunedUsageEvents: 1,
+    });
+    expect(await usage(alice)).toEqual(before);
+    expect(await (await h.request("/credits", { token: alice })).json()).toEqual(credits);
+    // The recent key still replays, uncharged.
+    const replay = await send(alice, { "Idempotency-Key": "recent" });
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("changes nothing when run twice, or late for the same day", async () => {
+    const state = await snapshot();
+    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0 };
+    expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
+    expect(await snapshot()).toBe(state);
+    at("2026-11-23T05:17:00.000Z"); // the run starts hours late; its scheduled time is what counts
+    expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
+    expect(await snapshot()).toBe(state);
+  });
+
+  it("never touches today's row, even one at 0", async () => {
+    const days = await usage(bob, 1);
+    expect(days).toEqual({ days: [{ day: "2026-11-23", used: 0 }] });
+    expect((await snapshot()).includes('"day":"2026-11-23","used":0')).toBe(true);
+  });
+
+  it("catches up after missed days, and the missed runs then change nothing", async () => {
+    at("2026-11-26T00:00:00.000Z");
+    const before = await usage(alice, 10);
+    const result = await rollover("2026-11-26T00:00:00.000Z");
+    expect(result.expiredIdempotencyKeys).toBe(1); // "recent" has expired by now
+    expect(result.emptyDaysClosed).toBe(1); // Bob's 2026-11-23 is finished now
+    expect(await usage(alice, 10)).toEqual(before);
+    const state = await snapshot();
+    for (const missed of ["2026-11-24T00:00:00.000Z", "2026-11-25T00:00:00.000Z", "2026-11-26T00:00:00.000Z"]) {
+      await rollover(missed);
+      expect(await snapshot()).toBe(state);
+    }
+  });
+
+  it("does not hold back the new day's allowance, which never depended on it", async () => {
+    at("2026-11-26T00:00:01.000Z");
+    const res = await send(alice);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { credits: { used: number } }).credits.used).toBe(1);
+  });
+});
