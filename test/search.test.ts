@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addContext, addMessages, countRows, seedUser } from "./support/context-fixtures";
 import { createHarness, type Harness } from "./support/harness";
+import { ownerKey, RANK_WINDOW } from "../src/services/search";
 
 interface Hit {
   contextId: string;
@@ -99,6 +100,17 @@ describe("GET /contexts/search", () => {
     expect(hits.map((x) => x.messageId)).toEqual([ids[1], ids[2], ids[0]]);
   });
 
+  it(`ranks the newest ${RANK_WINDOW} matches when more messages match, best first among them`, async () => {
+    const texts = Array.from({ length: RANK_WINDOW + 5 }, (_, i) => `hosta note ${i} with several other words to make it longer`);
+    texts[0] = "hosta hosta hosta"; // the best match of all, but the oldest: outside the window
+    texts[500] = "hosta hosta"; // the best inside the window
+    const { token, ids } = await userWith("windowed", "Window", texts);
+    const hits = await search(token, "hosta", 3);
+    expect(hits[0]!.messageId).toBe(ids[500]);
+    expect(hits.map((x) => x.messageId)).not.toContain(ids[0]);
+    expect(hits).toHaveLength(3);
+  });
+
   it("returns at most limit hits", async () => {
     const { token } = await userWith("limiter", "Many", Array.from({ length: 8 }, (_, i) => `fern number ${i}`));
     expect(await search(token, "fern", 3)).toHaveLength(3);
@@ -132,7 +144,7 @@ describe("GET /contexts/search", () => {
 
   it("does not match the user id the index keeps beside the text", async () => {
     const { token, userId } = await userWith("idless", "Ids", ["nothing to see"]);
-    const idWords = userId.split(/[_-]/).filter(Boolean);
+    const idWords = [...userId.split(/[_-]/).filter(Boolean), ownerKey(userId)];
     for (const word of idWords) expect(await search(token, word)).toEqual([]);
   });
 
