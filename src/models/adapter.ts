@@ -4,10 +4,33 @@ export interface ChatMessage {
   content: string;
 }
 
+/**
+ * Sampling settings, on OpenAI's scales (temperature 0..2, top_p 0..1). Each adapter passes
+ * on what its provider takes; anything left unset is the provider's default.
+ */
+export interface Sampling {
+  temperature?: number;
+  topP?: number;
+  /** The longest reply, in tokens. */
+  maxTokens?: number;
+  /** Sequences that end the reply where they would appear (not included). */
+  stop?: string[];
+}
+
+/** How a reply ended and what it cost, as far as the provider says. */
+export interface ModelOutcome {
+  /** `length`: cut off by maxTokens; `content_filter`: the provider refused or withheld. */
+  finishReason?: "stop" | "length" | "content_filter";
+  usage?: { promptTokens: number; completionTokens: number };
+}
+
 export interface ModelRequest {
   messages: ChatMessage[];
   /** Aborts the upstream call: the client went away, or the timeout fired. */
   signal: AbortSignal;
+  sampling?: Sampling;
+  /** Told once how the reply ended, before `complete` resolves or the stream finishes. */
+  onOutcome?(outcome: ModelOutcome): void;
 }
 
 /**
@@ -70,4 +93,19 @@ export function asUpstreamFailure(err: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof UpstreamError) return err;
   return new UpstreamError(`the upstream reply broke off: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** OpenAI's `finish_reason` (or a provider's near equivalent) as a ModelOutcome's. */
+export function finishReasonFrom(reason: string | null | undefined): ModelOutcome["finishReason"] {
+  if (!reason) return undefined;
+  if (reason === "length" || reason === "max_tokens") return "length";
+  if (reason === "content_filter" || reason === "refusal") return "content_filter";
+  return "stop";
+}
+
+/** Token counts from an OpenAI-style `usage` object, when it has both numbers. */
+export function usageFrom(usage: unknown): ModelOutcome["usage"] {
+  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | null | undefined;
+  if (typeof u?.prompt_tokens !== "number" || typeof u.completion_tokens !== "number") return undefined;
+  return { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
 }

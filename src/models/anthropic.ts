@@ -1,11 +1,14 @@
 import {
   asUpstreamFailure,
   fetchUpstream,
+  finishReasonFrom,
   upstreamStatusError,
   UpstreamError,
   type ChatMessage,
   type ModelAdapter,
+  type ModelOutcome,
   type ModelRequest,
+  type Sampling,
 } from "./adapter";
 import { readServerSentEvents } from "./sse";
 
@@ -20,14 +23,46 @@ export interface AnthropicOptions {
 
 const API_VERSION = "2023-06-01";
 
+interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+}
+
 interface MessagesReply {
   content?: Array<{ type: string; text?: string }>;
+  stop_reason?: string | null;
+  usage?: AnthropicUsage;
 }
 
 interface StreamEvent {
   type?: string;
-  delta?: { type?: string; text?: string };
+  delta?: { type?: string; text?: string; stop_reason?: string | null };
+  message?: { usage?: AnthropicUsage };
+  usage?: AnthropicUsage;
   error?: unknown;
+}
+
+/** The ModelOutcome of a reply's stop_reason and usage (input tokens from message_start when streamed). */
+function outcomeOf(stopReason: string | null | undefined, input: number | undefined, output: number | undefined): ModelOutcome {
+  return {
+    finishReason: finishReasonFrom(stopReason),
+    usage: typeof input === "number" && typeof output === "number" ? { promptTokens: input, completionTokens: output } : undefined,
+  };
+}
+
+/**
+ * Sampling on the Messages API's terms: temperature is 0..1 there (higher values are
+ * clamped to 1), newer models refuse temperature and top_p together (temperature wins),
+ * stop sequences must hold more than whitespace, and max_tokens is required.
+ */
+export function toAnthropicSampling(sampling: Sampling, defaultMaxTokens: number) {
+  const stop = sampling.stop?.filter((s) => s.trim() !== "");
+  return {
+    max_tokens: sampling.maxTokens ?? defaultMaxTokens,
+    temperature: sampling.temperature === undefined ? undefined : Math.min(sampling.temperature, 1),
+    top_p: sampling.temperature === undefined ? sampling.topP : undefined,
+    stop_sequences: stop && stop.length > 0 ? stop : undefined,
+  };
 }
 
 /**
@@ -50,7 +85,7 @@ export function toAnthropicMessages(messages: ChatMessage[]) {
 export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
   const url = `${options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/messages`;
 
-  const post = async (messages: ChatMessage[], stream: boolean, signal: AbortSignal) => {
+  const post = async ({ messages, sampling = {}, signal }: ModelRequest, stream: boolean) => {
     const res = await fetchUpstream(url, {
       method: "POST",
       headers: {
@@ -61,7 +96,7 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
       },
       body: JSON.stringify({
         model: options.model,
-        max_tokens: options.maxTokens ?? 4096,
+        ...toAnthropicSampling(sampling, options.maxTokens ?? 4096),
         ...toAnthropicMessages(messages),
         stream,
       }),
@@ -72,8 +107,9 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
   };
 
   return {
-    async complete({ messages, signal }: ModelRequest) {
-      const res = await post(messages, false, signal);
+    async complete(request: ModelRequest) {
+      const { signal } = request;
+      const res = await post(request, false);
       let reply: MessagesReply;
       try {
         reply = (await res.json()) as MessagesReply;
@@ -81,14 +117,19 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
         throw asUpstreamFailure(err, signal);
       }
       if (!Array.isArray(reply.content)) throw new UpstreamError("the Messages API reply has no content");
+      request.onOutcome?.(outcomeOf(reply.stop_reason, reply.usage?.input_tokens, reply.usage?.output_tokens));
       return reply.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
     },
 
-    async stream({ messages, signal }: ModelRequest) {
-      const res = await post(messages, true, signal);
+    async stream(request: ModelRequest) {
+      const { signal } = request;
+      const res = await post(request, true);
       if (!res.body) throw new UpstreamError("the Messages API stream has no body");
       const body = res.body;
       return (async function* () {
+        let stopReason: string | null | undefined;
+        let inputTokens: number | undefined;
+        let outputTokens: number | undefined;
         try {
           for await (const event of readServerSentEvents(body)) {
             let data: StreamEvent;
@@ -102,7 +143,12 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
               throw new UpstreamError(`the Messages API reported an error mid-stream: ${JSON.stringify(data.error).slice(0, 300)}`);
             }
             if (type === "content_block_delta" && data.delta?.type === "text_delta" && data.delta.text) yield data.delta.text;
-            if (type === "message_stop") return;
+            if (type === "message_start") inputTokens = data.message?.usage?.input_tokens;
+            if (type === "message_delta") {
+              stopReason = data.delta?.stop_reason ?? stopReason;
+              outputTokens = data.usage?.output_tokens ?? outputTokens;
+            }
+            if (type === "message_stop") return request.onOutcome?.(outcomeOf(stopReason, inputTokens, outputTokens));
           }
         } catch (err) {
           throw asUpstreamFailure(err, signal);

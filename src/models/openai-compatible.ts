@@ -1,9 +1,10 @@
 import {
   asUpstreamFailure,
   fetchUpstream,
+  finishReasonFrom,
   upstreamStatusError,
   UpstreamError,
-  type ChatMessage,
+  usageFrom,
   type ModelAdapter,
   type ModelRequest,
 } from "./adapter";
@@ -19,6 +20,7 @@ export interface OpenAiCompatibleOptions {
 
 interface CompletionReply {
   choices?: Array<{ message?: { content?: string | null }; delta?: { content?: string | null }; finish_reason?: string | null }>;
+  usage?: unknown;
   error?: unknown;
 }
 
@@ -31,11 +33,22 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
 
-  const post = async (messages: ChatMessage[], stream: boolean, signal: AbortSignal) => {
+  const post = async ({ messages, sampling = {}, signal }: ModelRequest, stream: boolean) => {
     const res = await fetchUpstream(url, {
       method: "POST",
       headers: stream ? { ...headers, accept: "text/event-stream" } : headers,
-      body: JSON.stringify({ model: options.model, messages, stream }),
+      // Unset settings stay out of the body (undefined is dropped), so servers that do not
+      // know one are not sent it. max_tokens rather than max_completion_tokens: every
+      // compatible server takes it.
+      body: JSON.stringify({
+        model: options.model,
+        messages,
+        stream,
+        temperature: sampling.temperature,
+        top_p: sampling.topP,
+        max_tokens: sampling.maxTokens,
+        stop: sampling.stop,
+      }),
       signal,
     });
     if (!res.ok) throw await upstreamStatusError(res, options.apiKey);
@@ -43,8 +56,9 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
   };
 
   return {
-    async complete({ messages, signal }: ModelRequest) {
-      const res = await post(messages, false, signal);
+    async complete(request: ModelRequest) {
+      const { signal } = request;
+      const res = await post(request, false);
       let reply: CompletionReply;
       try {
         reply = (await res.json()) as CompletionReply;
@@ -53,18 +67,23 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
       }
       const content = reply.choices?.[0]?.message?.content;
       if (typeof content !== "string") throw new UpstreamError("the upstream reply has no choices[0].message.content");
+      request.onOutcome?.({ finishReason: finishReasonFrom(reply.choices?.[0]?.finish_reason), usage: usageFrom(reply.usage) });
       return content;
     },
 
-    async stream({ messages, signal }: ModelRequest) {
-      const res = await post(messages, true, signal);
+    async stream(request: ModelRequest) {
+      const { signal } = request;
+      const res = await post(request, true);
       if (!res.body) throw new UpstreamError("the upstream stream has no body");
       const body = res.body;
       return (async function* () {
         let finished = false;
+        let finishReason: string | undefined;
+        let usage: unknown;
+        const report = () => request.onOutcome?.({ finishReason: finishReasonFrom(finishReason), usage: usageFrom(usage) });
         try {
           for await (const event of readServerSentEvents(body)) {
-            if (event.data === "[DONE]") return;
+            if (event.data === "[DONE]") return report();
             let chunk: CompletionReply;
             try {
               chunk = JSON.parse(event.data) as CompletionReply;
@@ -74,15 +93,21 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
             if (chunk.error !== undefined) {
               throw new UpstreamError(`the upstream reported an error mid-stream: ${JSON.stringify(chunk.error).slice(0, 300)}`);
             }
+            // Usage may come in a last chunk with no choices (stream_options.include_usage).
+            if (chunk.usage) usage = chunk.usage;
             const choice = chunk.choices?.[0];
             if (choice?.delta?.content) yield choice.delta.content;
-            if (choice?.finish_reason) finished = true;
+            if (choice?.finish_reason) {
+              finished = true;
+              finishReason = choice.finish_reason;
+            }
           }
         } catch (err) {
           throw asUpstreamFailure(err, signal);
         }
         // Some servers end without [DONE] after the final chunk; without either, it broke off.
         if (!finished) throw asUpstreamFailure(new UpstreamError("the upstream stream ended before the reply was complete"), signal);
+        report();
       })();
     },
   };

@@ -1,4 +1,4 @@
-import { asUpstreamFailure, UpstreamError, type ModelAdapter, type ModelRequest } from "./adapter";
+import { asUpstreamFailure, UpstreamError, usageFrom, type ModelAdapter, type ModelRequest } from "./adapter";
 import { readServerSentEvents } from "./sse";
 
 /** The part of the Workers AI binding (`env.AI`) that chat uses. */
@@ -22,8 +22,14 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  */
 export function workersAiAdapter(options: { binding: WorkersAiBinding; model: string }): ModelAdapter {
   const run = async (request: ModelRequest, stream: boolean) => {
+    // Text generation takes these settings; it has no stop sequences.
+    const { temperature, topP, maxTokens } = request.sampling ?? {};
+    const inputs: Record<string, unknown> = { messages: request.messages, stream };
+    if (temperature !== undefined) inputs.temperature = temperature;
+    if (topP !== undefined) inputs.top_p = topP;
+    if (maxTokens !== undefined) inputs.max_tokens = maxTokens;
     try {
-      return await abortable(options.binding.run(options.model, { messages: request.messages, stream }), request.signal);
+      return await abortable(options.binding.run(options.model, inputs), request.signal);
     } catch (err) {
       if (request.signal.aborted) throw request.signal.reason;
       throw new UpstreamError(`Workers AI failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -32,8 +38,9 @@ export function workersAiAdapter(options: { binding: WorkersAiBinding; model: st
 
   return {
     async complete(request) {
-      const reply = (await run(request, false)) as { response?: unknown } | null;
+      const reply = (await run(request, false)) as { response?: unknown; usage?: unknown } | null;
       if (typeof reply?.response !== "string") throw new UpstreamError("the Workers AI reply has no response text");
+      request.onOutcome?.({ finishReason: "stop", usage: usageFrom(reply.usage) });
       return reply.response;
     },
 
@@ -42,11 +49,13 @@ export function workersAiAdapter(options: { binding: WorkersAiBinding; model: st
       if (!(body instanceof ReadableStream)) throw new UpstreamError("Workers AI did not return a stream");
       const { signal } = request;
       return (async function* () {
+        let usage: unknown;
         try {
           for await (const event of readServerSentEvents(body as ReadableStream<Uint8Array>, signal)) {
             if (signal.aborted) throw signal.reason;
-            if (event.data === "[DONE]") return;
-            const chunk = JSON.parse(event.data) as { response?: string };
+            if (event.data === "[DONE]") return request.onOutcome?.({ finishReason: "stop", usage: usageFrom(usage) });
+            const chunk = JSON.parse(event.data) as { response?: string; usage?: unknown };
+            if (chunk.usage) usage = chunk.usage;
             if (chunk.response) yield chunk.response;
           }
           throw new UpstreamError("the Workers AI stream ended before [DONE]");

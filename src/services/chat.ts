@@ -6,7 +6,7 @@ import type { Config } from "../config";
 import type { Db } from "../db";
 import { ApiError } from "../errors";
 import type { Logger } from "../log";
-import { UpstreamError, type ChatMessage } from "../models/adapter";
+import { UpstreamError, type ChatMessage, type ModelRequest } from "../models/adapter";
 import { DEFAULT_MODEL_ID } from "../models/catalog";
 import type { ModelRegistry, RegisteredModel } from "../models/registry";
 import { contexts, messages, users } from "../../schema/index";
@@ -220,6 +220,9 @@ function createDeadline(ms: number, client: AbortSignal) {
 }
 type Deadline = ReturnType<typeof createDeadline>;
 
+/** Sampling settings for the model, and a listener told how its reply ended (finish reason, usage). */
+export type ModelCallOptions = Pick<ModelRequest, "sampling" | "onOutcome">;
+
 /**
  * A charged exchange. It ends exactly once: `settle` stores it (one batch), or a failure,
  * a timeout, the client leaving or `abandon` refunds the charge and releases the key (one
@@ -247,10 +250,10 @@ export class Exchange {
   }
 
   /** The model's whole reply. On failure the charge is refunded and an ApiError thrown. */
-  async complete(prompt: ChatMessage[], signal: AbortSignal): Promise<string> {
+  async complete(prompt: ChatMessage[], signal: AbortSignal, options: ModelCallOptions = {}): Promise<string> {
     const deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, signal);
     try {
-      return await this.model.adapter!.complete({ messages: prompt, signal: deadline.signal });
+      return await this.model.adapter!.complete({ ...options, messages: prompt, signal: deadline.signal });
     } catch (err) {
       throw await this.#fail(err, deadline);
     } finally {
@@ -263,11 +266,11 @@ export class Exchange {
    * failure before that, or while iterating, refunds and throws an ApiError. A caller
    * that stops iterating early must call `abandon`.
    */
-  async stream(prompt: ChatMessage[], signal: AbortSignal): Promise<AsyncIterable<string>> {
+  async stream(prompt: ChatMessage[], signal: AbortSignal, options: ModelCallOptions = {}): Promise<AsyncIterable<string>> {
     const deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, signal);
     let upstream: AsyncIterable<string>;
     try {
-      upstream = await this.model.adapter!.stream({ messages: prompt, signal: deadline.signal });
+      upstream = await this.model.adapter!.stream({ ...options, messages: prompt, signal: deadline.signal });
       deadline.touch();
     } catch (err) {
       deadline.clear();
@@ -399,6 +402,8 @@ export interface ChatSendInput {
   contextId?: string;
   idempotencyKey?: string;
   requestId: string;
+  /** What makes two requests with the same Idempotency-Key the same, when the request says more than the message (the OpenAI surface); default: chatFingerprint. */
+  fingerprint?: string;
 }
 
 export type ChatStart =
@@ -445,7 +450,7 @@ export async function startChat(deps: ChatDeps, input: ChatSendInput): Promise<C
       (context as unknown[]).length === 0 ? new ApiError(404, `context ${contextId} not found`) : undefined;
   }
   const idempotency = input.idempotencyKey
-    ? { key: input.idempotencyKey, fingerprint: await chatFingerprint(input) }
+    ? { key: input.idempotencyKey, fingerprint: input.fingerprint ?? (await chatFingerprint(input)) }
     : undefined;
 
   const opened = await openExchange(deps, { principal: input.principal, modelId: input.modelId, idempotency, requestId: input.requestId, extension });
