@@ -132,6 +132,21 @@ describe("POST /contexts/{id}/share", () => {
     expect(shared.sharedAt).toBe(second.createdAt);
   });
 
+  it("takes a missing body, an empty one sent as JSON, or {} as no options", async () => {
+    const id = await createContext(alice, "Bodiless");
+    const headers = { "Content-Type": "application/json" };
+    for (const init of [{}, { headers }, { json: {} }]) {
+      const res = await h.request(`/contexts/${id}/share`, { method: "POST", token: alice, ...init });
+      expect(res.status).toBe(201);
+      expect(((await res.json()) as Link).expiresAt).toBeNull();
+    }
+  });
+
+  it("answers 400 for a body that is not an object", async () => {
+    const id = await createContext(alice, "Odd body");
+    await expectError(await h.request(`/contexts/${id}/share`, { method: "POST", token: alice, json: "[1]" }), 400, /request body/);
+  });
+
   it("shares an empty context", async () => {
     const id = await createContext(alice, "Nothing yet");
     const link = await share(alice, id);

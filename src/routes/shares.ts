@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import { requireAuth } from "../auth/credentials";
 import type { AppEnv } from "../deps";
 import { ApiError } from "../errors";
@@ -44,6 +45,13 @@ const seconds = z
   .pipe(z.number().int(secondsMessage).min(60, secondsMessage).max(MAX_EXPIRES_IN, secondsMessage))
   .openapi({ type: "integer", minimum: 60, maximum: MAX_EXPIRES_IN });
 
+// The body is optional; clients that always send Content-Type: application/json with an
+// empty body mean "no options", not malformed JSON.
+const emptyBodyIsNoOptions = createMiddleware<AppEnv>(async (c, next) => {
+  if ((await c.req.text()).trim() === "") c.req.json = <T>() => Promise.resolve({} as T);
+  await next();
+});
+
 const contextParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
 
 const shareRoute = createRoute({
@@ -55,7 +63,7 @@ const shareRoute = createRoute({
     "Sharing again replaces the snapshot (and the expiry) behind the same token; a link that has " +
     "expired is not revived: it gets a new token. Revoke with DELETE to invalidate a token.",
   security: authenticated,
-  middleware: [requireAuth] as const,
+  middleware: [requireAuth, emptyBodyIsNoOptions] as const,
   request: {
     params: contextParam,
     body: {

@@ -239,7 +239,7 @@ export async function updateContext(
   patch: { name?: string; groupId?: string | null },
   now: Date,
 ): Promise<{ found: true; context: ContextView } | { found: false; missing: "context" | "group" }> {
-  const set: Partial<Record<"name" | "groupId" | "updatedAt", unknown>> = {};
+  const set: { name?: string; groupId?: string | null; updatedAt?: SQL } = {};
   if (patch.name !== undefined) {
     set.name = patch.name;
     set.updatedAt = sql`case when ${contexts.name} = ${patch.name} then ${contexts.updatedAt} else ${now.getTime()} end`;
@@ -248,7 +248,7 @@ export async function updateContext(
   const targetGroup = patch.groupId ?? undefined;
   const update = db
     .update(contexts)
-    .set(set as { name?: string })
+    .set(set)
     .where(
       and(
         ownContext(userId, id),
