@@ -164,6 +164,14 @@ describe("POST /contexts/{id}/share", () => {
   it("answers 404 for an unknown context", async () => {
     await expectError(await h.request("/contexts/ctx_nope/share", { method: "POST", token: alice }), 404, /context ctx_nope not found/);
   });
+
+  it("answers 413 for a conversation too long to keep as one snapshot, and stores none", async () => {
+    const id = await createContext(alice, "Very long");
+    const longMessages = Array.from({ length: 60 }, (_, i) => ({ content: `${i} ${"x".repeat(32_000)}` }));
+    await addMessages(h.db, aliceId, id, longMessages, new Date("2026-11-22T10:00:00.000Z"));
+    await expectError(await h.request(`/contexts/${id}/share`, { method: "POST", token: alice }), 413, /too long to share/);
+    expect((await listShares(alice, "?limit=100")).items.map((s) => s.contextId)).not.toContain(id);
+  });
 });
 
 describe("GET /shared/{token}", () => {
