@@ -14,6 +14,7 @@ import { healthRoutes } from "./routes/health";
 import { keyRoutes } from "./routes/keys";
 import { meRoutes } from "./routes/me";
 import { modelRoutes } from "./routes/models";
+import { openAiErrors, openAiRoutes } from "./routes/openai";
 import { plantRoutes } from "./routes/plants";
 import { shareRoutes } from "./routes/shares";
 
@@ -29,6 +30,8 @@ export function createApp(resolveDeps: DepsResolver) {
     c.set("deps", await resolveDeps(c));
     await next();
   });
+  // Before the body parsers, so their errors on /v1 are answered in OpenAI's shape too.
+  app.use("/v1/*", openAiErrors);
   app.use(limitBodySize, parseJsonBody);
 
   app.route("/", healthRoutes);
@@ -41,6 +44,7 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", modelRoutes);
   app.route("/", chatRoutes);
   app.route("/", creditRoutes);
+  app.route("/v1", openAiRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
