@@ -72,15 +72,28 @@ export function debitStatement(
   db: Db,
   debit: { userId: string; day: string; price: number | SQL; allowance: number; guards?: SQL[] },
 ) {
-  const guards = (debit.guards ?? []).map((guard) => sql` and ${guard}`);
-  // INSERT … SELECT needs its WHERE before ON CONFLICT, which it always has here.
-  return db.all<{ used: number }>(sql`
-    insert into credit_days (user_id, day, used)
-    select ${debit.userId}, ${debit.day}, charge.price from (select ${debit.price} as price) as charge
-    where charge.price is not null and charge.price <= ${debit.allowance}${sql.join(guards)}
-    on conflict (user_id, day) do update set used = credit_days.used + excluded.used
-    where credit_days.used + excluded.used <= ${debit.allowance}
-    returning used`);
+  // Built with the query builder, not db.all(sql`…`): drizzle's D1 driver cannot put a raw
+  // statement with parameters in a batch. INSERT … SELECT needs its WHERE before
+  // ON CONFLICT (SQLite would read ON as a join), which it always has here.
+  const charge = sql`charge.price`;
+  return db
+    .insert(creditDays)
+    .select(
+      db
+        .select({
+          userId: sql<string>`${debit.userId}`.as("user_id"),
+          day: sql<string>`${debit.day}`.as("day"),
+          used: sql<number>`${charge}`.as("used"),
+        })
+        .from(sql`(select ${debit.price} as price) as charge`)
+        .where(and(sql`${charge} is not null`, sql`${charge} <= ${debit.allowance}`, ...(debit.guards ?? []))),
+    )
+    .onConflictDoUpdate({
+      target: [creditDays.userId, creditDays.day],
+      set: { used: sql`${creditDays.used} + excluded.used` },
+      setWhere: sql`${creditDays.used} + excluded.used <= ${debit.allowance}`,
+    })
+    .returning({ used: creditDays.used });
 }
 
 /** The mirror of the debit, on the same day row. One statement. */

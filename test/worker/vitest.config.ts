@@ -10,14 +10,16 @@ const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: 
 
 export default defineConfig({
   plugins: [
-    cloudflareTest(async () => ({
+    cloudflareTest(async ({ inject }) => ({
       wrangler: { configPath: fileURLToPath(new URL("../../wrangler.toml", import.meta.url)) },
       miniflare: {
         bindings: {
           AUTH_PUBLIC_KEY: JSON.stringify({ ...(await exportJWK(publicKey)), alg: "ES256" }),
           AUTH_ISSUER: "https://idp.test/",
           AUTH_AUDIENCE: "plant-chat-worker-test",
-          LOG_LEVEL: "warn",
+          LOG_LEVEL: "error",
+          SVC_MODEL_BASE_URL: inject("upstreamUrl"),
+          DAILY_CREDITS: "3",
           TEST_PRIVATE_JWK: JSON.stringify(await exportJWK(privateKey)),
           TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("../../migrations", import.meta.url))),
         },
@@ -28,5 +30,6 @@ export default defineConfig({
     name: "workerd",
     include: ["./**/*.test.ts"],
     setupFiles: ["./apply-migrations.ts"],
+    globalSetup: ["./global-setup.ts"],
   },
 });

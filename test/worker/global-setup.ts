@@ -1,0 +1,15 @@
+import type { TestProject } from "vitest/node";
+import { startFakeUpstream } from "../support/fake-upstream";
+
+// A real OpenAI-compatible upstream on 127.0.0.1, in Node, for the Worker under test to call.
+export default async function setup(project: TestProject) {
+  const upstream = await startFakeUpstream();
+  project.provide("upstreamUrl", upstream.baseUrl);
+  return () => upstream.close();
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    upstreamUrl: string;
+  }
+}
