@@ -11,10 +11,20 @@ const MIGRATIONS = resolve(import.meta.dirname, "../migrations");
  * it to the latest migration in migrations/. Used by the Node server, the tests and bench.
  */
 export async function openDatabase(url: string, authToken?: string) {
-  if (url.startsWith("file:")) mkdirSync(dirname(url.slice("file:".length)), { recursive: true });
-  const client = createClient({ url, authToken });
+  const embedded = url.startsWith("file:");
+  if (embedded) mkdirSync(dirname(url.slice("file:".length)), { recursive: true });
+  // An embedded file runs every statement synchronously, so extra connections add nothing
+  // but lose the per-connection pragmas below (the client opens one per overlapping call).
+  const client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });
   // D1 enforces foreign keys; so does this connection, so that both behave alike.
   await client.execute("PRAGMA foreign_keys = ON");
+  if (embedded) {
+    // WAL: readers never wait for the writer, and a commit appends to the log without an
+    // fsync (synchronous=NORMAL), still consistent after a crash; the standard server setup.
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("PRAGMA synchronous = NORMAL");
+    await client.execute("PRAGMA busy_timeout = 5000");
+  }
   const db = dbFromLibsql(client);
   await migrate(db, { migrationsFolder: MIGRATIONS });
   return { client, db };
