@@ -1,25 +1,12 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
-import { importJWK, SignJWT } from "jose";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/worker";
+import { call, signIn } from "./support";
 
 // Chat, credits, contexts, search and API keys in workerd over D1: the SQL that only runs
 // on D1 in production (conditional upserts, RETURNING, FTS5 triggers) is exercised here.
 
-async function signIn(name: string): Promise<Record<string, string>> {
-  const key = await importJWK(JSON.parse(env.TEST_PRIVATE_JWK), "ES256");
-  const token = await new SignJWT({ name })
-    .setProtectedHeader({ alg: "ES256" })
-    .setIssuer(env.AUTH_ISSUER)
-    .setAudience(env.AUTH_AUDIENCE)
-    .setSubject(`user:${name}`)
-    .setExpirationTime("10m")
-    .sign(key);
-  return { Authorization: `Bearer ${token}` };
-}
-
-const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://worker.test${path}`, init));
 const send = (headers: Record<string, string>, body: unknown) =>
   call("/chat/send", { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(body) });
 

@@ -1,21 +1,8 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
-import { importJWK, SignJWT } from "jose";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/worker";
-
-async function signIn(name: string): Promise<string> {
-  const key = await importJWK(JSON.parse(env.TEST_PRIVATE_JWK), "ES256");
-  return new SignJWT({ name })
-    .setProtectedHeader({ alg: "ES256" })
-    .setIssuer(env.AUTH_ISSUER)
-    .setAudience(env.AUTH_AUDIENCE)
-    .setSubject(`user:${name}`)
-    .setExpirationTime("10m")
-    .sign(key);
-}
-
-const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://worker.test${path}`, init));
+import { call, signIn } from "./support";
 
 describe("the Worker in workerd over D1", () => {
   it("answers health from the database", async () => {
@@ -25,8 +12,7 @@ describe("the Worker in workerd over D1", () => {
   });
 
   it("keeps a plant round trip exact past 2^53", async () => {
-    const token = await signIn("alice");
-    const auth = { Authorization: `Bearer ${token}` };
+    const auth = await signIn("alice");
     const created = await call("/plants", {
       method: "POST",
       headers: { ...auth, "Content-Type": "application/json" },
@@ -52,7 +38,7 @@ describe("the Worker in workerd over D1", () => {
   });
 
   it("pages plants with a Link cursor", async () => {
-    const auth = { Authorization: `Bearer ${await signIn("pager")}` };
+    const auth = await signIn("pager");
     for (const id of ["9223372036854775807", "-9223372036854775808", "1"]) {
       await call("/plants", { method: "POST", headers: { ...auth, "Content-Type": "application/json" }, body: `{"id":${id},"name":"p${id}"}` });
     }
