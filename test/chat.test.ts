@@ -491,6 +491,14 @@ describe("database round trips", () => {
   });
 });
 
+describe("the OpenAPI document", () => {
+  it("describes the chat, model, credit and usage endpoints", async () => {
+    const doc = (await (await h.request("/openapi.json")).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/chat/send", "/models", "/credits", "/usage", "/usage/messages"]));
+    expect(Object.keys(doc.paths["/chat/send"]!.post!.responses)).toEqual(expect.arrayContaining(["200", "401", "402", "404", "409", "422", "502", "503", "504"]));
+  });
+});
+
 describe("usage records", () => {
   it("records one usage event per charged message, none for refunded ones", async () => {
     const token = await h.signIn("usage-events");
