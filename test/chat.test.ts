@@ -165,7 +165,7 @@ describe("POST /chat/send", () => {
 describe("requests that are refused", () => {
   it("answers 401 asking the caller to sign in or send an API key", async () => {
     const res = await h.request("/chat/send", { method: "POST", json: { message: "hi" } });
-    const body = await expectError(res, 401, /sign in.*API key/);
+    const body = await expectError(res, 401, /log in.*or provide an API key/);
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
     expect(body.message).toMatch(/X-API-Key/);
   });

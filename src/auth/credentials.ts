@@ -65,7 +65,7 @@ function readCredential(apiKeyHeader: string | undefined, authorization: string 
     return { kind: "api-key" as const, value };
   }
   if (authorization === undefined) {
-    throw unauthorized("authentication required: sign in and send 'Authorization: Bearer <token>', or send an API key in X-API-Key");
+    throw unauthorized("authentication required: log in and send 'Authorization: Bearer <token>', or provide an API key in X-API-Key");
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthorized("the Authorization header must be 'Bearer <token>'");
