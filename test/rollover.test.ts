@@ -1,6 +1,6 @@
 import { asc } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { creditDays, idempotencyKeys, usageEvents } from "../schema/index";
+import { creditDays, idempotencyKeys, shares, usageEvents } from "../schema/index";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
@@ -20,6 +20,7 @@ async function snapshot() {
     days: await h.db.select().from(creditDays).orderBy(asc(creditDays.userId), asc(creditDays.day)),
     events: await h.db.select().from(usageEvents).orderBy(asc(usageEvents.id)),
     keys: await h.db.select().from(idempotencyKeys).orderBy(asc(idempotencyKeys.userId), asc(idempotencyKeys.key)),
+    shares: await h.db.select().from(shares).orderBy(asc(shares.token)),
   });
 }
 
@@ -45,7 +46,12 @@ beforeAll(async () => {
   at("2026-11-21T10:00:00.000Z");
   await send(alice, { "Idempotency-Key": "old" });
   at("2026-11-22T12:00:00.000Z");
-  await send(alice, { "Idempotency-Key": "recent" });
+  const recent = (await (await send(alice, { "Idempotency-Key": "recent" })).json()) as { contextId: string };
+  // A share link that expires an hour later, and one that never does.
+  const shared = await h.request(`/contexts/${recent.contextId}/share`, { method: "POST", token: alice, json: { expiresIn: 3600 } });
+  expect(shared.status).toBe(201);
+  const lasting = (await (await send(alice)).json()) as { contextId: string };
+  expect((await h.request(`/contexts/${lasting.contextId}/share`, { method: "POST", token: alice })).status).toBe(201);
   // Bob: a refunded message just after midnight, on the day the job runs for.
   at("2026-11-23T00:00:00.000Z");
   up.mode = "fail";
@@ -69,7 +75,9 @@ describe("the daily rollover", () => {
       emptyDaysClosed: 1, // Alice's 2026-11-20, refunded to 0; Bob's is today's
       prunedDays: 1, // 2026-08-01, past the 90 days /usage serves
       prunedUsageEvents: 1,
+      expiredShares: 1, // the one-hour link; the lasting one stays
     });
+    expect(((await (await h.request("/shares", { token: alice })).json()) as { items: unknown[] }).items).toHaveLength(1);
     expect(await usage(alice)).toEqual(before);
     expect(await (await h.request("/credits", { token: alice })).json()).toEqual(credits);
     // The recent key still replays, uncharged.
@@ -79,7 +87,7 @@ describe("the daily rollover", () => {
 
   it("changes nothing when run twice, or late for the same day", async () => {
     const state = await snapshot();
-    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0 };
+    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0 };
     expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
     expect(await snapshot()).toBe(state);
     at("2026-11-23T05:17:00.000Z"); // the run starts hours late; its scheduled time is what counts

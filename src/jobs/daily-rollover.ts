@@ -3,7 +3,7 @@ import type { Db } from "../db";
 import type { Logger } from "../log";
 import { utcDay, utcDayBefore } from "../services/credits";
 import { IDEMPOTENCY_TTL_MS } from "../services/idempotency";
-import { creditDays, idempotencyKeys, usageEvents } from "../../schema/index";
+import { creditDays, idempotencyKeys, shares, usageEvents } from "../../schema/index";
 
 export interface RolloverDeps {
   db: Db;
@@ -24,6 +24,8 @@ export interface RolloverResult {
   /** Day totals and per-message records older than the history window, removed. */
   prunedDays: number;
   prunedUsageEvents: number;
+  /** Share links past their expiry (already 404), whose snapshots are removed. */
+  expiredShares: number;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface RolloverResult {
  * no reset: a new UTC day simply has no row yet, and each day's row already is that day's
  * usage history. So closing the finished day only tidies up: a finished day left at 0 by
  * refunds is dropped (GET /usage shows absent days as 0 anyway), history past the window
- * and expired idempotency records are pruned. Every step is a delete by a threshold
+ * expired idempotency records and the snapshots of expired share links are pruned. Every step is a delete by a threshold
  * computed from `scheduledTime` (not the wall clock), and today's row is never touched:
  * running it twice, late, or after missed days changes nothing that is already right.
  */
@@ -40,7 +42,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const at = options.scheduledTime ?? deps.now();
   const today = utcDay(at);
   const oldestKept = utcDayBefore(at, USAGE_HISTORY_DAYS - 1);
-  const [keys, empty, days, events] = await db.batch([
+  const [keys, empty, days, events, expiredShares] = await db.batch([
     db
       .delete(idempotencyKeys)
       .where(lte(idempotencyKeys.createdAt, new Date(at.getTime() - IDEMPOTENCY_TTL_MS)))
@@ -54,6 +56,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
       .delete(usageEvents)
       .where(lt(usageEvents.at, new Date(`${oldestKept}T00:00:00.000Z`)))
       .returning({ id: usageEvents.id }),
+    db.delete(shares).where(lte(shares.expiresAt, at)).returning({ token: shares.token }),
   ]);
   const result: RolloverResult = {
     day: today,
@@ -61,6 +64,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     emptyDaysClosed: empty.length,
     prunedDays: days.length,
     prunedUsageEvents: events.length,
+    expiredShares: expiredShares.length,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;
