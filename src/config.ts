@@ -77,6 +77,7 @@ const ConfigSchema = z.object({
   MODEL_CREDITS: optionalText.transform((v, ctx) => parseModelCredits(v, ctx)),
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

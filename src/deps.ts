@@ -2,6 +2,7 @@ import type { Config } from "./config";
 import type { Db } from "./db";
 import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/jwt";
 import { createLogger, type Logger } from "./log";
+import { createRateLimiter, type RateLimiter } from "./auth/rate-limit";
 import { createModelRegistry, type ModelRegistry } from "./models/registry";
 import type { WorkersAiBinding } from "./models/workers-ai";
 import type { Principal } from "./auth/credentials";
@@ -15,6 +16,8 @@ export interface Runtime {
   verifyJwt: JwtVerifier;
   /** The chat models, bound to their providers as configured. */
   models: ModelRegistry;
+  /** Requests per user per minute on this instance (RATE_LIMIT_PER_MINUTE). */
+  rateLimiter: RateLimiter;
 }
 
 /** What every request gets from its entry: the runtime plus a database handle. */
@@ -64,5 +67,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       audience: config.AUTH_AUDIENCE,
     }),
     models: createModelRegistry(config, { workersAi: options.workersAi }),
+    rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
   };
 }

@@ -22,21 +22,14 @@ function unauthorized(message: string): ApiError {
  * trip; an API key costs one indexed read.
  */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const { db, verifyJwt, now, log } = c.var.deps;
+  const { db, verifyJwt, now, log, rateLimiter } = c.var.deps;
   const credential = readCredential(c.req.header("X-API-Key"), c.req.header("Authorization"));
 
+  let key: Awaited<ReturnType<typeof findApiKey>> = null;
   if (credential.kind === "api-key") {
-    const owner = await findApiKey(db, credential.value);
-    if (!owner) throw unauthorized("the API key is invalid or has been revoked");
-    c.set("principal", { via: "api-key", userId: owner.userId, keyId: owner.keyId });
-    const touched = touchApiKey(db, owner, now()).catch((err) => log.warn("could not record API key use", { keyId: owner.keyId, err }));
-    if (!waitUntil(c, touched)) {
-      // On Node the write runs alongside the handler and is awaited before the reply, so a
-      // key's lastUsedAt is settled by the time its caller can ask for it (GET /keys).
-      await next();
-      await touched;
-      return;
-    }
+    key = await findApiKey(db, credential.value);
+    if (!key) throw unauthorized("the API key is invalid or has been revoked");
+    c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
   } else {
     let identity: Identity;
     try {
@@ -46,6 +39,27 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
       throw err;
     }
     c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
+  }
+
+  const verdict = rateLimiter.take(c.var.principal.userId, now());
+  if (!verdict.ok) {
+    throw new ApiError(
+      429,
+      `too many requests: at most ${rateLimiter.perMinute} a minute per user; retry in ${verdict.retryAfterSeconds} s`,
+      { "Retry-After": String(verdict.retryAfterSeconds) },
+    );
+  }
+
+  if (key) {
+    const { keyId } = key;
+    const touched = touchApiKey(db, key, now()).catch((err) => log.warn("could not record API key use", { keyId, err }));
+    if (!waitUntil(c, touched)) {
+      // On Node the write runs alongside the handler and is awaited before the reply, so a
+      // key's lastUsedAt is settled by the time its caller can ask for it (GET /keys).
+      await next();
+      await touched;
+      return;
+    }
   }
   await next();
 });
