@@ -135,7 +135,7 @@ const token = await new SignJWT({ name: "bench" })
 const authSource = { kind: "jwk" as const, jwk: { ...(await exportJWK(publicKey)), alg: "ES256" } };
 const runtimeFor = (baseUrl: string) =>
   createRuntime(
-    parseConfig({ AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, LOG_LEVEL: "error", SVC_MODEL_BASE_URL: baseUrl, DAILY_CREDITS: "1000000000" }),
+    parseConfig({ AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, LOG_LEVEL: "error", SVC_MODEL_BASE_URL: baseUrl, DAILY_CREDITS: "1000000000", RATE_LIMIT_PER_MINUTE: "0" }),
     { authSource, log: createLogger("error") },
   );
 const runtime = await runtimeFor(upstream.url);
