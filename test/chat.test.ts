@@ -4,6 +4,7 @@ import { contexts, messages, usageEvents } from "../schema/index";
 import { userIdFor } from "../src/auth/identity";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError } from "./support/expect-error";
 import { parseSse } from "./support/sse";
 
 let up: FakeUpstream;
@@ -40,14 +41,6 @@ interface Reply {
 
 const send = (token: string, body: unknown, headers: Record<string, string> = {}) =>
   h.request("/chat/send", { method: "POST", token, json: body, headers });
-
-async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  if (pattern) expect(body.message).toMatch(pattern);
-  return body;
-}
 
 async function creditsUsed(token: string): Promise<number> {
   return ((await (await h.request("/credits", { token })).json()) as { used: number }).used;

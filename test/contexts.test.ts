@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addContext, addMessages, countRows, seedUser } from "./support/context-fixtures";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError } from "./support/expect-error";
 
 interface Context {
   id: string;
@@ -32,14 +33,6 @@ beforeAll(async () => {
   bob = await h.signIn("bob");
 });
 afterAll(() => h.close());
-
-async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  if (pattern) expect(body.message).toMatch(pattern);
-  return body;
-}
 
 async function createContext(token: string, body: unknown): Promise<Context> {
   const res = await h.request("/contexts", { method: "POST", token, json: body });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError } from "./support/expect-error";
 
 interface Group {
   id: string;
@@ -23,13 +24,6 @@ beforeAll(async () => {
   bob = await h.signIn("bob");
 });
 afterAll(() => h.close());
-
-async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  if (pattern) expect(body.message).toMatch(pattern);
-}
 
 const post = (token: string, body: unknown) => h.request("/groups", { method: "POST", token, json: body });
 async function createGroup(token: string, name: string): Promise<Group> {

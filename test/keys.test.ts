@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError as expectErrorBody } from "./support/expect-error";
 
 let h: Harness;
 beforeAll(async () => {
@@ -27,10 +28,7 @@ interface ListedKey {
 const secrets: string[] = [];
 
 async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  if (pattern) expect(body.message).toMatch(pattern);
+  const body = await expectErrorBody(res, status, pattern);
   for (const secret of secrets) expect(body.message).not.toContain(secret);
   return body;
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError } from "./support/expect-error";
 
 let h: Harness;
 beforeAll(async () => {
@@ -14,14 +15,6 @@ interface Profile {
   preferences: { theme: string; defaultModel: string; voiceInput: boolean; language: string };
   identity: { issuer: string; subject: string; email?: string; wallet?: string };
   createdAt: string;
-}
-
-async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  if (pattern) expect(body.message).toMatch(pattern);
-  return body;
 }
 
 const me = async (credential: { token?: string; apiKey?: string }) => {

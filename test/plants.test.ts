@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError } from "./support/expect-error";
 
 let h: Harness;
 let alice: string;
@@ -12,15 +13,6 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const post = (token: string, body: unknown) => h.request("/plants", { method: "POST", token, json: body });
-async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get("content-type")).toMatch(/application\/json/);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  expect(typeof body.message).toBe("string");
-  if (pattern) expect(body.message).toMatch(pattern);
-  return body;
-}
 
 describe("POST /plants", () => {
   it("creates a plant and replies with exactly name and tag", async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addContext, addMessages, countRows, seedUser } from "./support/context-fixtures";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError } from "./support/expect-error";
 import { ownerKey, RANK_WINDOW } from "../src/services/search";
 
 interface Hit {
@@ -31,13 +32,6 @@ async function search(token: string, q: string, limit?: number): Promise<Hit[]> 
   const res = await h.request(`/contexts/search?q=${encodeURIComponent(q)}${limit ? `&limit=${limit}` : ""}`, { token });
   expect(res.status).toBe(200);
   return ((await res.json()) as { items: Hit[] }).items;
-}
-
-async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  if (pattern) expect(body.message).toMatch(pattern);
 }
 
 /** A user of their own with one context holding `texts`, for tests that need a clean slate. */

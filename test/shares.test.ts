@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addMessages, seedUser } from "./support/context-fixtures";
 import { createHarness, type Harness } from "./support/harness";
+import { expectError } from "./support/expect-error";
 
 interface Link {
   token: string;
@@ -30,13 +31,6 @@ beforeAll(async () => {
   aliceId = await seedUser(h.db, h.idp.issuer, "alice");
 });
 afterAll(() => h.close());
-
-async function expectError(res: Response, status: number, pattern?: RegExp) {
-  expect(res.status).toBe(status);
-  const body = (await res.json()) as { error: number; message: string };
-  expect(body.error).toBe(status);
-  if (pattern) expect(body.message).toMatch(pattern);
-}
 
 async function createContext(token: string, name: string): Promise<string> {
   const res = await h.request("/contexts", { method: "POST", token, json: { name } });
