@@ -25,6 +25,21 @@ const ChatSendSchema = z
   })
   .openapi("ChatSend");
 
+/** The optional Idempotency-Key of a charged request (here and on /v1). */
+export const IdempotencyHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, "must be 1..255 visible ASCII characters")
+    .optional()
+    .openapi({ description: "A retry with the same key within 24 h returns the first reply, uncharged" }),
+});
+
+/** The credit headers of a charged reply (here and on /v1). */
+export const CreditReplyHeaders = z.object({
+  "X-Credits-Remaining": z.string().openapi({ example: "499" }),
+  "X-Credits-Reset": z.string().openapi({ example: "2026-11-23T00:00:00.000Z" }),
+});
+
 const ChatReplySchema = z
   .object({
     response: z.string(),
@@ -46,22 +61,13 @@ const send = createRoute({
   security: authenticated,
   middleware: [requireAuth] as const,
   request: {
-    headers: z.object({
-      "idempotency-key": z
-        .string()
-        .regex(/^[\x21-\x7e]{1,255}$/, "must be 1..255 visible ASCII characters")
-        .optional()
-        .openapi({ description: "A retry with the same key within 24 h returns the first reply, uncharged" }),
-    }),
+    headers: IdempotencyHeaders,
     body: { required: true, content: { "application/json": { schema: ChatSendSchema } } },
   },
   responses: {
     200: {
       description: "The reply (JSON), or its stream (text/event-stream)",
-      headers: z.object({
-        "X-Credits-Remaining": z.string().openapi({ example: "499" }),
-        "X-Credits-Reset": z.string().openapi({ example: "2026-11-23T00:00:00.000Z" }),
-      }),
+      headers: CreditReplyHeaders,
       content: {
         "application/json": { schema: ChatReplySchema },
         "text/event-stream": { schema: z.string().openapi({ example: 'data: {"delta":"Water it"}\n\nevent: done\ndata: {...}\n\n' }) },

@@ -11,6 +11,7 @@ import { describeZodError } from "../router";
 import { creditHeaders } from "../services/chat";
 import { availableModels, knownModel, OpenAiApiError, startCompletion, type Completion } from "../services/completions";
 import { authenticated } from "./errors";
+import { CreditReplyHeaders, IdempotencyHeaders } from "./chat";
 
 // ---------------------------------------------------------------------------------------
 // The OpenAI-compatible surface (/v1): OpenAI's request, reply, stream and error shapes
@@ -326,22 +327,13 @@ const completionsRoute = createRoute({
   security: authenticated,
   middleware: [requireAuth] as const,
   request: {
-    headers: z.object({
-      "idempotency-key": z
-        .string()
-        .regex(/^[\x21-\x7e]{1,255}$/, "must be 1..255 visible ASCII characters")
-        .optional()
-        .openapi({ description: "A retry with the same key within 24 h returns the first reply, uncharged" }),
-    }),
+    headers: IdempotencyHeaders,
     body: { required: true, content: { "application/json": { schema: ChatCompletionRequestSchema } } },
   },
   responses: {
     200: {
       description: "The completion (JSON), or its chunks (text/event-stream)",
-      headers: z.object({
-        "X-Credits-Remaining": z.string().openapi({ example: "499" }),
-        "X-Credits-Reset": z.string().openapi({ example: "2026-11-23T00:00:00.000Z" }),
-      }),
+      headers: CreditReplyHeaders,
       content: {
         "application/json": { schema: ChatCompletionSchema },
         "text/event-stream": {
