@@ -11,14 +11,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { createApp } from "../src/app";
-import { parseConfig } from "../src/config";
-import { createRuntime } from "../src/deps";
-import { createLogger } from "../src/log";
 import { openDatabase } from "../src/open-database";
 import { startFakeUpstream } from "../test/support/fake-upstream";
-import { load, machine, table, writeSection, type LoadResult } from "./support";
+import { benchRuntime, benchToken, countRoundTrips, load, machine, table, writeSection, type LoadResult } from "./support";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
 const connections = 16;
@@ -116,28 +112,9 @@ const minimalRelay = await child(
 // The app, in this process, over a libSQL file, as the Node server runs it.
 const dir = mkdtempSync(join(tmpdir(), "bench-chat-"));
 const { client, db } = await openDatabase(`file:${join(dir, "bench.db")}`);
-let trips = 0;
-const execute = client.execute.bind(client);
-const batch = client.batch.bind(client);
-client.execute = ((...a: Parameters<typeof execute>) => (trips++, execute(...a))) as typeof client.execute;
-client.batch = ((...a: Parameters<typeof batch>) => (trips++, batch(...a))) as typeof client.batch;
-
-const { privateKey, publicKey } = await generateKeyPair("ES256");
-const issuer = "https://idp.bench/";
-const audience = "bench";
-const token = await new SignJWT({ name: "bench" })
-  .setProtectedHeader({ alg: "ES256" })
-  .setIssuer(issuer)
-  .setAudience(audience)
-  .setSubject("user:bench-chat")
-  .setExpirationTime("2h")
-  .sign(privateKey);
-const authSource = { kind: "jwk" as const, jwk: { ...(await exportJWK(publicKey)), alg: "ES256" } };
-const runtimeFor = (baseUrl: string) =>
-  createRuntime(
-    parseConfig({ AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, LOG_LEVEL: "error", SVC_MODEL_BASE_URL: baseUrl, DAILY_CREDITS: "1000000000", RATE_LIMIT_PER_MINUTE: "0" }),
-    { authSource, log: createLogger("error") },
-  );
+const trips = countRoundTrips(client);
+const token = await benchToken("user:bench-chat");
+const runtimeFor = (baseUrl: string) => benchRuntime({ SVC_MODEL_BASE_URL: baseUrl, DAILY_CREDITS: "1000000000" });
 const runtime = await runtimeFor(upstream.url);
 const app = createApp(() => ({ ...runtime, db }));
 const server = await new Promise<ServerType>((done) => {
@@ -187,12 +164,12 @@ rows.push(
     minimalRelay.proc,
   ),
 );
-const tripsBefore = trips;
+const tripsBefore = trips();
 const chatRun = await measured("app: POST /chat/send (JWT, new context each) → upstream", `${appUrl}/chat/send`, post(appHeaders, chat));
 rows.push(chatRun);
 // Requests still in flight when autocannon stopped settle before the count is read.
 await new Promise((r) => setTimeout(r, 500));
-const tripsPerMessage = (trips - tripsBefore) / chatRun.requests;
+const tripsPerMessage = (trips() - tripsBefore) / chatRun.requests;
 
 // Round trips before and after the model call, one message at a time: an in-process
 // upstream notes the driver's count when the call reaches it.
@@ -202,16 +179,16 @@ const probeApp = createApp(() => ({ ...probeRuntime, db }));
 const probes: Array<{ before: number; after: number }> = [];
 let contextId: string | undefined;
 for (let i = 0; i < 20; i++) {
-  const start = trips;
+  const start = trips();
   let before = -1;
-  probeUpstream.onRequest = () => (before = trips - start);
+  probeUpstream.onRequest = () => (before = trips() - start);
   const res = await probeApp.request("/chat/send", {
     method: "POST",
     headers: appHeaders,
     body: JSON.stringify({ message: `probe ${i}`, ...(contextId ? { contextId } : {}) }),
   });
   contextId = ((await res.json()) as { contextId: string }).contextId;
-  probes.push({ before, after: trips - start - before });
+  probes.push({ before, after: trips() - start - before });
 }
 await probeUpstream.close();
 const maxBefore = Math.max(...probes.map((p) => p.before));

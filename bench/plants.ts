@@ -7,41 +7,18 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { Hono } from "hono";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { createApp } from "../src/app";
 import { userIdFor } from "../src/auth/identity";
-import { parseConfig } from "../src/config";
-import { createRuntime } from "../src/deps";
-import { createLogger } from "../src/log";
 import { openDatabase } from "../src/open-database";
-import { load, machine, table, writeSection } from "./support";
+import { BENCH_ISSUER, benchRuntime, benchToken, countRoundTrips, load, machine, table, writeSection } from "./support";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const dir = mkdtempSync(join(tmpdir(), "bench-plants-"));
 const { client, db } = await openDatabase(`file:${join(dir, "bench.db")}`);
 
-const { privateKey, publicKey } = await generateKeyPair("ES256");
-const issuer = "https://idp.bench/";
-const audience = "bench";
-const token = await new SignJWT({ name: "bench" })
-  .setProtectedHeader({ alg: "ES256" })
-  .setIssuer(issuer)
-  .setAudience(audience)
-  .setSubject("user:bench")
-  .setExpirationTime("2h")
-  .sign(privateKey);
-const config = parseConfig({ AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, LOG_LEVEL: "error", RATE_LIMIT_PER_MINUTE: "0" }); // measure the app, not the limiter
-const runtime = await createRuntime(config, {
-  authSource: { kind: "jwk", jwk: { ...(await exportJWK(publicKey)), alg: "ES256" } },
-  log: createLogger("error"),
-});
-
-// Count round trips at the driver while the app runs.
-let trips = 0;
-const execute = client.execute.bind(client);
-const batch = client.batch.bind(client);
-client.execute = ((...a: Parameters<typeof execute>) => (trips++, execute(...a))) as typeof client.execute;
-client.batch = ((...a: Parameters<typeof batch>) => (trips++, batch(...a))) as typeof client.batch;
+const token = await benchToken("user:bench");
+const runtime = await benchRuntime();
+const trips = countRoundTrips(client);
 
 const app = createApp(() => ({ ...runtime, db }));
 const listen = (fetch: (req: Request) => Response | Promise<Response>) =>
@@ -61,7 +38,7 @@ for (let id = 1; id <= 200; id++) {
   if (res.status !== 200) throw new Error(`seeding failed: ${res.status} ${await res.text()}`);
 }
 
-const ownerId = await userIdFor(issuer, "user:bench");
+const ownerId = await userIdFor(BENCH_ISSUER, "user:bench");
 // The same statement the app sends (20 rows plus one to learn whether more remain).
 const floor = new Hono().get("/plants", async (c) => {
   const rs = await client.execute({
@@ -80,12 +57,12 @@ const warm = async () => {
 await warm();
 
 const floorResult = await load("floor: bare node-server + one libSQL query, no auth", `${floorUrl}/plants?limit=20`, { seconds });
-const tripsBefore = trips;
+const tripsBefore = trips();
 const appResult = await load("app: GET /plants?limit=20 with a JWT (ES256)", `${appUrl}/plants?limit=20`, {
   seconds,
   headers: { Authorization: `Bearer ${token}` },
 });
-const tripsPerRequest = (trips - tripsBefore) / appResult.requests;
+const tripsPerRequest = (trips() - tripsBefore) / appResult.requests;
 const ratio = appResult.rps / floorResult.rps;
 
 const body = `${machine()}; ${seconds} s per run, 16 connections, load from autocannon in a child process.

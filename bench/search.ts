@@ -6,15 +6,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { createApp } from "../src/app";
 import { userIdFor } from "../src/auth/identity";
-import { parseConfig } from "../src/config";
-import { createRuntime } from "../src/deps";
-import { createLogger } from "../src/log";
 import { openDatabase } from "../src/open-database";
 import { matchExpression, RANK_WINDOW, searchTerms } from "../src/services/search";
-import { machine, writeSection } from "./support";
+import { BENCH_ISSUER, benchRuntime, benchToken, machine, writeSection } from "./support";
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);
 const OTHER_MESSAGES = Number(process.env.BENCH_OTHER_MESSAGES ?? 50_000);
@@ -61,8 +57,7 @@ const word = () => {
 };
 const sentence = () => Array.from({ length: 8 + Math.floor(random() * 50) }, word).join(" ");
 
-const issuer = "https://idp.bench/";
-const audience = "bench";
+const issuer = BENCH_ISSUER;
 async function seedUser(name: string, messages: number) {
   const userId = await userIdFor(issuer, `user:${name}`);
   await client.execute({
@@ -96,19 +91,8 @@ const userId = await seedUser("bench", MESSAGES);
 for (let u = 0; u < 5; u++) await seedUser(`other${u}`, OTHER_MESSAGES / 5);
 const seedSeconds = (performance.now() - seedStart) / 1000;
 
-const { privateKey, publicKey } = await generateKeyPair("ES256");
-const token = await new SignJWT({ name: "bench" })
-  .setProtectedHeader({ alg: "ES256" })
-  .setIssuer(issuer)
-  .setAudience(audience)
-  .setSubject("user:bench")
-  .setExpirationTime("2h")
-  .sign(privateKey);
-const config = parseConfig({ AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience, LOG_LEVEL: "error", RATE_LIMIT_PER_MINUTE: "0" }); // measure the app, not the limiter
-const runtime = await createRuntime(config, {
-  authSource: { kind: "jwk", jwk: { ...(await exportJWK(publicKey)), alg: "ES256" } },
-  log: createLogger("error"),
-});
+const token = await benchToken("user:bench");
+const runtime = await benchRuntime();
 const app = createApp(() => ({ ...runtime, db }));
 
 // Queries of every kind: the most common words (matching most messages), mid-frequency and

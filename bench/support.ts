@@ -2,6 +2,11 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
+import type { Client } from "@libsql/client";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { parseConfig } from "../src/config";
+import { createRuntime, type Runtime } from "../src/deps";
+import { createLogger } from "../src/log";
 
 export interface LoadResult {
   label: string;
@@ -61,4 +66,41 @@ export function writeSection(title: string, body: string): void {
 
 export function machine(): string {
   return `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
+}
+
+/** The identity provider every benchmark trusts: an ES256 key made for the run. */
+export const BENCH_ISSUER = "https://idp.bench/";
+const BENCH_AUDIENCE = "bench";
+const benchKey = generateKeyPair("ES256");
+
+/** A runtime trusting the bench key, the request limit off (one user makes all the load). */
+export async function benchRuntime(env: Record<string, string> = {}): Promise<Runtime> {
+  const { publicKey } = await benchKey;
+  const config = parseConfig({ AUTH_ISSUER: BENCH_ISSUER, AUTH_AUDIENCE: BENCH_AUDIENCE, LOG_LEVEL: "error", RATE_LIMIT_PER_MINUTE: "0", ...env });
+  return createRuntime(config, {
+    authSource: { kind: "jwk", jwk: { ...(await exportJWK(publicKey)), alg: "ES256" } },
+    log: createLogger("error"),
+  });
+}
+
+/** An access token for `subject` signed by the bench key. */
+export async function benchToken(subject: string): Promise<string> {
+  const { privateKey } = await benchKey;
+  return new SignJWT({ name: "bench" })
+    .setProtectedHeader({ alg: "ES256" })
+    .setIssuer(BENCH_ISSUER)
+    .setAudience(BENCH_AUDIENCE)
+    .setSubject(subject)
+    .setExpirationTime("2h")
+    .sign(privateKey);
+}
+
+/** Counts database round trips (execute and batch calls) at the libSQL client. */
+export function countRoundTrips(client: Client): () => number {
+  let trips = 0;
+  const execute = client.execute.bind(client);
+  const batch = client.batch.bind(client);
+  client.execute = ((...a: Parameters<typeof execute>) => (trips++, execute(...a))) as typeof client.execute;
+  client.batch = ((...a: Parameters<typeof batch>) => (trips++, batch(...a))) as typeof client.batch;
+  return () => trips;
 }
