@@ -1,4 +1,4 @@
-import { parse, parseNumberAndBigInt } from "lossless-json";
+import { parse } from "lossless-json";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./deps";
@@ -17,26 +17,78 @@ export const limitBodySize = bodyLimit({
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json$/i;
 
 /**
- * Parses JSON bodies once, without losing precision: an integer outside the safe range
- * becomes a bigint (plant ids are int64) instead of a rounded number. Validators downstream
- * call `c.req.json()`, which is pointed at this parse. A non-empty body that is not JSON
- * is a 415; malformed JSON is a 400.
+ * A number literal with a fraction that a double rounds to an integer, such as
+ * `100.000000000000000001`. It is kept apart so that an int64 field refuses it instead of
+ * reading 100; number fields see an object and refuse it too (no real client sends one).
+ */
+export class InexactInteger {
+  constructor(readonly literal: string) {}
+}
+
+/**
+ * Numbers without losing precision: an integer outside the safe range becomes a bigint
+ * (plant ids are int64), an exact integer written with a fraction or exponent (`1.0`,
+ * `1e3`) is that integer, and anything else is a double as usual.
+ */
+export function parseNumber(literal: string): number | bigint | InexactInteger {
+  const exact = exactInteger(literal);
+  if (exact !== null) return Number.isSafeInteger(Number(exact)) ? Number(exact) : exact;
+  const value = Number(literal);
+  return Number.isInteger(value) ? new InexactInteger(literal) : value;
+}
+
+/** The integer a JSON number literal denotes exactly, or null when it has a fraction. */
+function exactInteger(literal: string): bigint | null {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!m) return null;
+  const [, sign, int, frac = "", exp = "0"] = m;
+  const shift = Number(exp) - frac.length;
+  const digits = (int! + frac).replace(/^0+(?=\d)/, "");
+  // Far past int64 either way: no exact reading is needed to refuse it.
+  if (shift > 40 || digits.length + shift > 40) return null;
+  if (shift >= 0) return BigInt(`${sign}${digits}${"0".repeat(shift)}`);
+  const cut = digits.length + shift;
+  if (!/^0*$/.test(digits.slice(Math.max(cut, 0)))) return null;
+  return BigInt(`${sign}${cut > 0 ? digits.slice(0, cut) : "0"}`);
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+// Lone surrogates (`"\ud800"`) cannot be stored or sent back faithfully: refuse them.
+function refuseIllFormed(_key: string, value: unknown) {
+  if (typeof value === "string" && !value.isWellFormed()) {
+    throw new ApiError(400, "the request body has a string with an unpaired UTF-16 surrogate escape; send valid Unicode text");
+  }
+  return value;
+}
+
+/**
+ * Parses JSON bodies once, exactly (see parseNumber). Validators downstream call
+ * `c.req.json()`, which is pointed at this parse. An empty body reads as `{}`; a non-empty
+ * body that is not JSON is a 415; malformed JSON or invalid UTF-8 is a 400.
  */
 export const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
-  const text = await c.req.text();
-  if (text.trim() === "") return next();
-
-  const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
-  if (!JSON_TYPE.test(mediaType)) {
-    throw new ApiError(415, "the request body must be JSON sent with 'Content-Type: application/json'");
-  }
-  let value: unknown;
+  let text: string;
   try {
-    value = parse(text, null, parseNumberAndBigInt);
-  } catch (err) {
-    const detail = err instanceof Error ? err.message.replace(/\s+/g, " ").slice(0, 120) : "";
-    throw new ApiError(400, `the request body is not valid JSON${detail ? ` (${detail})` : ""}`);
+    text = strictUtf8.decode(await c.req.arrayBuffer());
+  } catch {
+    throw new ApiError(400, "the request body is not valid UTF-8 text");
+  }
+  let value: unknown = {};
+  if (text.trim() !== "") {
+    const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
+    if (!JSON_TYPE.test(mediaType)) {
+      throw new ApiError(415, "the request body must be JSON sent with 'Content-Type: application/json'");
+    }
+    try {
+      value = parse(text, refuseIllFormed, parseNumber);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      if (err instanceof RangeError) throw new ApiError(400, "the request body is nested too deeply");
+      const detail = err instanceof Error ? err.message.replace(/\s+/g, " ").slice(0, 120) : "";
+      throw new ApiError(400, `the request body is not valid JSON${detail ? ` (${detail})` : ""}`);
+    }
   }
   c.req.json = <T>() => Promise.resolve(value as T);
   await next();

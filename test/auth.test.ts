@@ -45,6 +45,12 @@ describe("JWT authentication", () => {
     await expect401(undefined, /Bearer <token>/, { Authorization: "Basic abc" });
   });
 
+  it("tells a client whose token was refused that it is invalid (RFC 6750)", async () => {
+    const res = await h.request("/plants", { token: "garbage" });
+    expect(res.headers.get("www-authenticate")).toBe('Bearer realm="api", error="invalid_token"');
+    expect((await h.request("/plants")).headers.get("www-authenticate")).toBe('Bearer realm="api"');
+  });
+
   it("refuses garbage", async () => {
     await expect401("not.a.jwt", /malformed or invalid/);
     await expect401("garbage", /malformed or invalid/);
@@ -100,6 +106,17 @@ describe("JWT authentication", () => {
     const sign = (c: object) => new SignJWT(c as never).setProtectedHeader({ alg: "ES256", kid: "test-key-1" }).sign(h.idp.privateKey);
     await expect401(await sign(noExp), /"exp" claim/);
     await expect401(await sign(noSub), /"sub" claim/);
+  });
+
+  it.each([
+    ["an object", { a: 1 }],
+    ["an array", ["x"]],
+    ["a number", 12345],
+    ["a boolean", true],
+    ["empty", ""],
+  ])("refuses a token whose sub is %s", async (_label, sub) => {
+    const token = await new SignJWT({ ...claims(), sub } as never).setProtectedHeader({ alg: "ES256", kid: "test-key-1" }).sign(h.idp.privateKey);
+    await expect401(token, /"sub" claim must be a non-empty string/);
   });
 
   it("fetches the JWKS once and serves many requests from its cache", async () => {

@@ -199,3 +199,45 @@ describe("errors everywhere", () => {
     expect((await h.request("/docs")).status).toBe(200);
   });
 });
+
+describe("exact reading of bodies", () => {
+  it.each([
+    ["a fraction a double rounds to an integer", "100.000000000000000001"],
+    ["an exponent form with a fraction", "7.00000000000000001e0"],
+  ])("refuses %s as an id", async (_label, id) => {
+    const owner = await h.signIn("inexact");
+    const res = await h.request("/plants", { method: "POST", token: owner, json: `{"id":${id},"name":"x"}` });
+    await expectError(res, 400, /id: must be an integer/);
+  });
+
+  it.each([
+    ["1.0", "1"],
+    ["1e3", "1000"],
+    ["9007199254740995.0", "9007199254740995"],
+  ])("reads %s as the integer it is exactly", async (literal, id) => {
+    const owner = await h.signIn(`exact-${literal}`);
+    const res = await h.request("/plants", { method: "POST", token: owner, json: `{"id":${literal},"name":"x"}` });
+    expect(res.status).toBe(200);
+    expect((await h.request(`/plants/${id}`, { method: "DELETE", token: owner })).status).toBe(204);
+  });
+
+  it("refuses a lone surrogate escape rather than storing something else", async () => {
+    await expectError(await post(alice, { id: 900, name: "\ud800" }), 400, /surrogate/);
+  });
+
+  it("refuses a body that is not valid UTF-8", async () => {
+    const body = new Uint8Array([...new TextEncoder().encode('{"id":901,"name":"'), 0xff, 0xfe, ...new TextEncoder().encode('"}')]);
+    const res = await h.request("/plants", { method: "POST", token: alice, headers: { "Content-Type": "application/json" }, body });
+    await expectError(res, 400, /UTF-8/);
+  });
+
+  it("answers a deeply nested body with a 400 that says so", async () => {
+    const deep = "[".repeat(20_000) + "]".repeat(20_000);
+    await expectError(await h.request("/plants", { method: "POST", token: alice, json: deep }), 400, /nested too deeply/);
+  });
+
+  it("reads an empty JSON body as an empty object", async () => {
+    const res = await h.request("/plants", { method: "POST", token: alice, headers: { "Content-Type": "application/json" }, body: "" });
+    await expectError(res, 400, /id/);
+  });
+});

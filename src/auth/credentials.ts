@@ -10,10 +10,13 @@ export type Principal =
   | { via: "jwt"; userId: string; identity: Identity }
   | { via: "api-key"; userId: string; keyId: string };
 
-const challenge = { "WWW-Authenticate": 'Bearer realm="api"' };
-
-function unauthorized(message: string): ApiError {
-  return new ApiError(401, message, challenge);
+/**
+ * A 401 with its RFC 6750 challenge: no error code when no credential came, else
+ * `invalid_request` (malformed) or `invalid_token` (refused), so clients know to re-login.
+ */
+function unauthorized(message: string, error?: "invalid_request" | "invalid_token"): ApiError {
+  const challenge = error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"';
+  return new ApiError(401, message, { "WWW-Authenticate": challenge });
 }
 
 /**
@@ -28,14 +31,14 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   let key: Awaited<ReturnType<typeof findApiKey>> = null;
   if (credential.kind === "api-key") {
     key = await findApiKey(db, credential.value);
-    if (!key) throw unauthorized("the API key is invalid or has been revoked");
+    if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
     c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
   } else {
     let identity: Identity;
     try {
       identity = await verifyJwt(credential.value);
     } catch (err) {
-      if (err instanceof InvalidTokenError) throw unauthorized(err.message);
+      if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
       throw err;
     }
     c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
@@ -75,14 +78,14 @@ export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
 function readCredential(apiKeyHeader: string | undefined, authorization: string | undefined) {
   if (apiKeyHeader !== undefined) {
     const value = apiKeyHeader.trim();
-    if (!isApiKey(value)) throw unauthorized("the X-API-Key header does not hold an API key (they start with sk_)");
+    if (!isApiKey(value)) throw unauthorized("the X-API-Key header does not hold an API key (they start with sk_)", "invalid_request");
     return { kind: "api-key" as const, value };
   }
   if (authorization === undefined) {
     throw unauthorized("authentication required: log in and send 'Authorization: Bearer <token>', or provide an API key in X-API-Key");
   }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
-  if (!match) throw unauthorized("the Authorization header must be 'Bearer <token>'");
+  if (!match) throw unauthorized("the Authorization header must be 'Bearer <token>'", "invalid_request");
   const value = match[1]!;
   return { kind: isApiKey(value) ? ("api-key" as const) : ("jwt" as const), value };
 }

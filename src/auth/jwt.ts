@@ -67,6 +67,14 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
     } catch (err) {
       throw new InvalidTokenError(reason(err));
     }
+    // jose checks that sub and iss are present, not what they are: the user's identity is
+    // (iss, sub), so both must be plain, non-empty strings.
+    if (typeof payload.sub !== "string" || payload.sub === "" || payload.sub.length > 255) {
+      throw new InvalidTokenError('the access token\'s "sub" claim must be a non-empty string of at most 255 characters');
+    }
+    if (payload.iss !== undefined && (typeof payload.iss !== "string" || payload.iss.length > 255)) {
+      throw new InvalidTokenError('the access token\'s "iss" claim must be a string of at most 255 characters');
+    }
     const identity = identityOf(payload);
     verified.set(token, identity, payload);
     return identity;
