@@ -131,7 +131,7 @@ describe("GET /plants", () => {
     expect(names).toEqual(["p1", "p2", "p3", "p4", "p5", "p6", "p7"]);
   });
 
-  it.each(["0", "1001", "abc", "1.5", "-1"])("answers 400 for limit=%s", async (limit) => {
+  it.each(["0", "1001", "abc", "1.5", "-1", "0x10", "1e2", "%2B5", "%205", ""])("answers 400 for limit=%s", async (limit) => {
     await expectError(await h.request(`/plants?limit=${limit}`, { token: alice }), 400, /limit/);
   });
 

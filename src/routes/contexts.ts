@@ -14,6 +14,7 @@ import {
 } from "../services/contexts";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "../services/search";
 import { authenticated, errorResponses } from "./errors";
+import { intQuery } from "./query";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 
@@ -45,14 +46,7 @@ const ContextWithMessagesSchema = ContextSchema.extend({
   }),
 }).openapi("ContextWithMessages");
 
-const limit = (max: number, fallback: number) =>
-  z.coerce
-    .number()
-    .int(`must be an integer from 1 to ${max}`)
-    .min(1, `must be an integer from 1 to ${max}`)
-    .max(max, `must be an integer from 1 to ${max}`)
-    .default(fallback)
-    .openapi({ type: "integer", minimum: 1, maximum: max, default: fallback });
+const limit = (max: number, fallback: number) => intQuery(1, max, fallback);
 
 const contextName = z
   .string()

@@ -5,6 +5,7 @@ import { createRouter } from "../router";
 import { getCredits } from "../services/credits";
 import { decodeCursor, listUsageMessages, usageByDay } from "../services/usage";
 import { authenticated, errorResponses } from "./errors";
+import { intQuery } from "./query";
 
 export const CreditsSchema = z
   .object({
@@ -17,14 +18,7 @@ export const CreditsSchema = z
 
 const DayCreditsSchema = CreditsSchema.extend({ day: z.string().openapi({ example: "2026-11-22" }) }).openapi("DayCredits");
 
-const intParam = (what: string, min: number, max: number, fallback: number) =>
-  z.coerce
-    .number()
-    .int(`must be an integer from ${min} to ${max}`)
-    .min(min, `must be an integer from ${min} to ${max}`)
-    .max(max, `must be an integer from ${min} to ${max}`)
-    .default(fallback)
-    .openapi({ type: "integer", minimum: min, maximum: max, default: fallback, description: what });
+const intParam = (what: string, min: number, max: number, fallback: number) => intQuery(min, max, fallback, what);
 
 const credits = createRoute({
   method: "get",

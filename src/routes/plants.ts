@@ -5,6 +5,7 @@ import { Int64Json, Int64Text } from "../int64";
 import { createRouter } from "../router";
 import { createPlant, deletePlant, listPlants } from "../services/plants";
 import { authenticated, errorResponses } from "./errors";
+import { intQuery } from "./query";
 
 const PlantSchema = z
   .object({
@@ -44,13 +45,7 @@ const listPlantsRoute = createRoute({
   middleware: [requireAuth] as const,
   request: {
     query: z.object({
-      limit: z.coerce
-        .number()
-        .int("must be an integer from 1 to 1000")
-        .min(1, "must be an integer from 1 to 1000")
-        .max(1000, "must be an integer from 1 to 1000")
-        .default(100)
-        .openapi({ type: "integer", minimum: 1, maximum: 1000, default: 100 }),
+      limit: intQuery(1, 1000, 100),
       cursor: Int64Text.optional().openapi({ description: "From the Link rel=next header of the previous page" }),
     }),
   },

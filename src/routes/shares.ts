@@ -8,6 +8,7 @@ import { createRouter } from "../router";
 import { decodeCursor, encodeCursor } from "../services/contexts";
 import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, type ShareView } from "../services/shares";
 import { authenticated, errorResponses } from "./errors";
+import { intQuery } from "./query";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 const MAX_EXPIRES_IN = 365 * 24 * 3600;
@@ -107,13 +108,7 @@ const listRoute = createRoute({
   middleware: [requireAuth] as const,
   request: {
     query: z.object({
-      limit: z.coerce
-        .number()
-        .int("must be an integer from 1 to 100")
-        .min(1, "must be an integer from 1 to 100")
-        .max(100, "must be an integer from 1 to 100")
-        .default(50)
-        .openapi({ type: "integer", minimum: 1, maximum: 100, default: 50 }),
+      limit: intQuery(1, 100, 50),
       cursor: z.string().optional().openapi({ description: "`nextCursor` of the previous page" }),
     }),
   },
