@@ -1,5 +1,6 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import type { Context } from "hono";
+import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv, Deps } from "./deps";
@@ -27,9 +28,30 @@ export function createApp(resolveDeps: DepsResolver) {
 
   app.use(requestId());
   app.use(async (c, next) => {
+    await next();
+    // API.md: JSON is `application/json; charset=utf-8`; a 204 has no body, so no type.
+    if (c.res.status === 204) c.res.headers.delete("Content-Type");
+    else if (c.res.headers.get("Content-Type") === "application/json") {
+      c.res.headers.set("Content-Type", "application/json; charset=utf-8");
+    }
+  });
+  app.use(async (c, next) => {
     c.set("deps", await resolveDeps(c));
     await next();
   });
+  // Credentials travel in headers, never cookies, so browsers may call from any origin
+  // unless CORS_ORIGINS narrows it.
+  app.use(
+    cors({
+      origin: (origin, c: Context<AppEnv>) => {
+        const allowed = c.var.deps.config.CORS_ORIGINS;
+        return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
+      },
+      allowHeaders: ["Authorization", "Content-Type", "X-API-Key", "Idempotency-Key"],
+      exposeHeaders: ["X-Request-Id", "X-Credits-Remaining", "X-Credits-Reset", "Retry-After", "Link", "Idempotent-Replayed"],
+      maxAge: 86_400,
+    }),
+  );
   // Before the body parsers, so their errors on /v1 are answered in OpenAI's shape too.
   app.use("/v1/*", openAiErrors);
   app.use(limitBodySize, parseJsonBody);
@@ -60,7 +82,8 @@ export function createApp(resolveDeps: DepsResolver) {
       description: "Plants, chat with language models, contexts, credits and API keys. Errors are `{ error, message }`.",
     },
   });
-  app.get("/docs", swaggerUI({ url: "/openapi.json" }));
+  // The page loads Swagger UI from a CDN, pinned so that what it renders does not drift.
+  app.get("/docs", swaggerUI({ url: "/openapi.json", version: "5.17.14" }));
 
   app.notFound((c) => c.json<ErrorBody>({ error: 404, message: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => {

@@ -78,6 +78,10 @@ const ConfigSchema = z.object({
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  CORS_ORIGINS: z
+    .string()
+    .default("*")
+    .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean)),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -186,6 +186,28 @@ describe("errors everywhere", () => {
     await expectError(await h.request("/no/such/thing"), 404);
   });
 
+  it("labels JSON replies application/json; charset=utf-8, and a 204 with no type", async () => {
+    expect((await h.request("/health")).headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect((await h.request("/nope")).headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect((await h.request("/plants")).headers.get("content-type")).toBe("application/json; charset=utf-8");
+    await post(alice, { id: 950, name: "x" });
+    const deleted = await h.request("/plants/950", { method: "DELETE", token: alice });
+    expect(deleted.status).toBe(204);
+    expect(deleted.headers.get("content-type")).toBeNull();
+  });
+
+  it("answers a browser's CORS preflight", async () => {
+    const res = await h.request("/plants", {
+      method: "OPTIONS",
+      headers: { Origin: "https://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type" },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.headers.get("access-control-allow-headers")).toMatch(/Authorization/);
+    const get = await h.request("/plants", { token: alice, headers: { Origin: "https://app.example" } });
+    expect(get.headers.get("access-control-expose-headers")).toMatch(/X-Request-Id/);
+  });
+
   it("carries X-Request-Id on every reply", async () => {
     expect((await h.request("/health")).headers.get("x-request-id")).toBeTruthy();
     expect((await h.request("/nope")).headers.get("x-request-id")).toBeTruthy();
