@@ -408,7 +408,9 @@ describe("Idempotency-Key", () => {
     up.onRequest = () => arrived();
     const first = send(token, { message: "hi" }, key);
     await atUpstream;
-    await expectError(await send(token, { message: "hi" }, key), 409, /still being answered/);
+    const busy = await send(token, { message: "hi" }, key);
+    expect(busy.headers.get("retry-after")).toBe("2");
+    await expectError(busy, 409, /still being answered/);
     await expectError(await first, 504);
     up.mode = "ok";
     const retry = await send(token, { message: "hi" }, key);

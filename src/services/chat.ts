@@ -150,7 +150,9 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
     const state = claimState((results[claimAt] as Array<{ status: number; body: string }>)[0], claim);
     if (state.kind === "replay") return state;
     if (state.kind === "in-progress") {
-      throw new ApiError(409, "a request with this Idempotency-Key is still being answered; retry in a few seconds to get its reply");
+      throw new ApiError(409, "a request with this Idempotency-Key is still being answered; retry in a few seconds to get its reply", {
+        "Retry-After": "2",
+      });
     }
     if (state.kind === "mismatch") {
       throw new ApiError(422, "this Idempotency-Key was already used for a different request; send a new key for a new message");
