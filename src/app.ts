@@ -85,7 +85,18 @@ export function createApp(resolveDeps: DepsResolver) {
   // The page loads Swagger UI from a CDN, pinned so that what it renders does not drift.
   app.get("/docs", swaggerUI({ url: "/openapi.json", version: "5.17.14" }));
 
-  app.notFound((c) => c.json<ErrorBody>({ error: 404, message: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404));
+  const methodsOf = allowedMethods(app.routes);
+  app.notFound((c) => {
+    const allowed = methodsOf(c.req.path);
+    if (allowed.length > 0) {
+      return c.json<ErrorBody>(
+        { error: 405, message: `${c.req.method} is not supported on ${c.req.path}; use ${allowed.join(", ")}` },
+        405,
+        { Allow: allowed.join(", ") },
+      );
+    }
+    return c.json<ErrorBody>({ error: 404, message: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404);
+  });
   app.onError((err, c) => {
     if (err instanceof ApiError) {
       return c.json<ErrorBody>({ error: err.status, message: err.message }, err.status, err.headers);
@@ -105,3 +116,14 @@ export function createApp(resolveDeps: DepsResolver) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * The methods the app serves on a path, for a 405 with `Allow` when a path exists but not
+ * with the method asked. Built once from the route table (middleware is method "ALL").
+ */
+function allowedMethods(routes: ReadonlyArray<{ method: string; path: string }>) {
+  const table = routes
+    .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
+    .map((r) => ({ method: r.method, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}/?$`) }));
+  return (path: string) => [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+}

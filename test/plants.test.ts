@@ -186,6 +186,13 @@ describe("errors everywhere", () => {
     await expectError(await h.request("/no/such/thing"), 404);
   });
 
+  it("answers a known path with the wrong method with 405 and Allow", async () => {
+    const res = await h.request("/plants", { method: "PUT", token: alice });
+    expect(res.headers.get("allow")).toBe("POST, GET");
+    await expectError(res, 405, /PUT is not supported on \/plants; use POST, GET/);
+    expect((await h.request("/plants/12", { method: "GET", token: alice })).headers.get("allow")).toBe("DELETE");
+  });
+
   it("labels JSON replies application/json; charset=utf-8, and a 204 with no type", async () => {
     expect((await h.request("/health")).headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect((await h.request("/nope")).headers.get("content-type")).toBe("application/json; charset=utf-8");
