@@ -225,6 +225,10 @@ describe("errors everywhere", () => {
     const doc = (await (await h.request("/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/plants", "/plants/{id}", "/health"]));
+    const responses = (doc.paths["/plants"] as { get: { responses: Record<string, { headers?: Record<string, unknown> }> } }).get.responses;
+    expect(Object.keys(responses)).toEqual(expect.arrayContaining(["200", "400", "401", "429", "500"]));
+    expect(responses["401"]!.headers).toHaveProperty("WWW-Authenticate");
+    expect(responses["429"]!.headers).toHaveProperty("Retry-After");
     expect((await h.request("/docs")).status).toBe(200);
   });
 });

@@ -23,12 +23,30 @@ const descriptions: Record<number, string> = {
   502: "The upstream model failed",
   503: "The model is not configured or not reachable",
   504: "The upstream model timed out",
+  500: "Server fault; the reply's X-Request-Id identifies it in the log",
 };
 
-/** OpenAPI response entries for the given error statuses, all with the Error body. */
+const headers: Record<number, z.ZodObject> = {
+  401: z.object({ "WWW-Authenticate": z.string().openapi({ example: 'Bearer realm="api", error="invalid_token"' }) }),
+  402: z.object({ "Retry-After": z.string().openapi({ description: "Seconds until 00:00 UTC", example: "3600" }) }),
+  429: z.object({ "Retry-After": z.string().openapi({ description: "Seconds until the limit resets", example: "30" }) }),
+};
+
+/**
+ * OpenAPI response entries for the given error statuses, all with the Error body. Every
+ * authenticated endpoint may also answer 429 (the per-user limit), and any endpoint 500.
+ */
 export function errorResponses(...statuses: number[]) {
+  const all = new Set([...statuses, ...(statuses.includes(401) ? [429] : []), 500]);
   return Object.fromEntries(
-    statuses.map((s) => [s, { description: descriptions[s] ?? "Error", content: errorContent }]),
+    [...all].map((s) => [
+      s,
+      {
+        description: descriptions[s] ?? "Error",
+        content: errorContent,
+        ...(headers[s] ? { headers: headers[s] } : {}),
+      },
+    ]),
   ) as Record<number, { description: string; content: typeof errorContent }>;
 }
 
