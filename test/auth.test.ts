@@ -1,8 +1,8 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportSPKI, generateKeyPair, SignJWT, exportJWK, base64url } from "jose";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ConfigError, parseConfig } from "../src/config";
 import { createJwtVerifier, InvalidTokenError } from "../src/auth/jwt";
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, signLocalToken } from "../src/local-login";
@@ -174,7 +174,9 @@ describe("other key sources", () => {
   });
 
   it("trusts local-login tokens signed by the key in the data folder", async () => {
-    const key = await loadOrCreateLocalKey(join(mkdtempSync(join(tmpdir(), "local-login-")), "key.json"));
+    const dir = mkdtempSync(join(tmpdir(), "local-login-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const key = await loadOrCreateLocalKey(join(dir, "key.json"));
     const verify = await createJwtVerifier({ source: { kind: "jwk", jwk: key.publicJwk }, issuer: LOCAL_ISSUER, audience: LOCAL_AUDIENCE });
     const identity = await verify(await signLocalToken(key, "alice"));
     expect(identity).toMatchObject({ issuer: LOCAL_ISSUER, subject: "local:alice", name: "alice" });
