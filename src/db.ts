@@ -1,7 +1,10 @@
 import type { D1Database } from "@cloudflare/workers-types";
 import type { Client } from "@libsql/client";
+import { fillPlaceholders } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle as drizzleD1 } from "drizzle-orm/d1";
 import { drizzle as drizzleLibsql, type LibSQLDatabase } from "drizzle-orm/libsql";
+import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
 import * as schema from "../schema/index";
 
 /**
@@ -17,4 +20,37 @@ export function dbFromLibsql(client: Client): Db {
 
 export function dbFromD1(binding: D1Database): Db {
   return drizzleD1(binding as never, { schema, casing: "snake_case" }) as unknown as Db;
+}
+
+/**
+ * A value built once per database handle, e.g. prepared statements. Building SQL with the
+ * query builder costs about as much as an embedded database takes to run it, so the hot
+ * paths build their fixed-shape statements once, with sql.placeholder()s, and bind values
+ * per call. On Workers a handle lives for one request, so there it is simply not reused.
+ */
+export function perDb<T>(build: (db: Db) => T): (db: Db) => T {
+  const built = new WeakMap<Db, T>();
+  return (db) => {
+    let value = built.get(db);
+    if (value === undefined) built.set(db, (value = build(db)));
+    return value;
+  };
+}
+
+/**
+ * A prepared statement with its placeholders filled in, as an item for `db.batch`. The
+ * batch of both drivers asks an item for `_prepare()`, then uses the prepared query's
+ * `getQuery()`, `mapResult()` and (D1) `stmt`: a copy of the prepared query whose query
+ * carries the values serves both.
+ */
+export function bound(prepared: SQLitePreparedQuery<PreparedQueryConfig>, values: Record<string, unknown>): BatchItem<"sqlite"> {
+  const { sql, params } = prepared.getQuery();
+  return Object.create(prepared, {
+    query: { value: { sql, params: fillPlaceholders(params, values) } },
+    _prepare: { value: returnThis },
+  }) as BatchItem<"sqlite">;
+}
+
+function returnThis<T>(this: T): T {
+  return this;
 }

@@ -1,22 +1,21 @@
-import { and, asc, eq, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, lte, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Principal } from "../auth/credentials";
 import { randomId, sha256Hex } from "../auth/encoding";
 import type { Config } from "../config";
-import type { Db } from "../db";
+import { bound, perDb, type Db } from "../db";
 import { ApiError } from "../errors";
 import type { Logger } from "../log";
 import { UpstreamError, type ChatMessage, type ModelRequest } from "../models/adapter";
 import { DEFAULT_MODEL_ID } from "../models/catalog";
 import type { ModelRegistry, RegisteredModel } from "../models/registry";
-import { contexts, messages, users } from "../../schema/index";
+import { contexts, creditDays, messages, users, type StoredPreferences } from "../../schema/index";
 import {
   creditsFor,
   debitStatement,
   describeWait,
   refundStatement,
   secondsUntil,
-  usedStatement,
   utcDay,
   type Credits,
 } from "./credits";
@@ -72,19 +71,65 @@ function defaultModelFor(models: ModelRegistry, storedDefault: string | undefine
   return (storedDefault ? models.get(storedDefault) : undefined) ?? models.get(DEFAULT_MODEL_ID)!;
 }
 
-/** The price of the user's default model in SQL (NULL when it is unavailable), for the debit. */
-function defaultModelPrice(models: ModelRegistry, userId: string): SQL {
-  const price = (m: RegisteredModel) => (m.available ? sql`${m.credits}` : sql`null`);
-  const cases = models.list().map((m) => sql`when ${m.id} then ${price(m)}`);
-  return sql`(select case json_extract(preferences, '$.defaultModel') ${sql.join(cases, sql` `)} else ${price(
-    models.get(DEFAULT_MODEL_ID)!,
-  )} end from users where id = ${userId})`;
+/**
+ * The price of the user's default model in SQL (NULL when it is unavailable), for the
+ * debit: a CASE over the registry's `count` models, whose ids and prices are placeholders
+ * (see defaultPriceValues), so that the prepared debit serves any registry.
+ */
+function defaultModelPrice(count: number): SQL {
+  const cases = Array.from({ length: count }, (_, i) => sql`when ${sql.placeholder(`model${i}`)} then ${sql.placeholder(`price${i}`)}`);
+  return sql`(select case json_extract(preferences, '$.defaultModel') ${sql.join(cases, sql` `)} else ${sql.placeholder(
+    "fallbackPrice",
+  )} end from users where id = ${sql.placeholder("userId")})`;
 }
+
+function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
+  const price = (m: RegisteredModel) => (m.available ? m.credits : null);
+  const values: Record<string, unknown> = { fallbackPrice: price(models.get(DEFAULT_MODEL_ID)!) };
+  models.list().forEach((m, i) => {
+    values[`model${i}`] = m.id;
+    values[`price${i}`] = price(m);
+  });
+  return values;
+}
+
+/**
+ * The opening batch's statements, built once per handle (see perDb). The debit has a few
+ * shapes: an explicit price or the default model's, with or without each guard; each is
+ * built on first use.
+ */
+const openingStatements = perDb((db) => {
+  const userId = sql.placeholder("userId");
+  const debits = new Map<string, ReturnType<typeof prepareDebit>>();
+  function prepareDebit(shape: { defaultModels: number; claim: boolean; context: boolean }) {
+    const guards: SQL[] = [];
+    if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
+    if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
+    const price = shape.defaultModels > 0 ? defaultModelPrice(shape.defaultModels) : sql`${sql.placeholder("price")}`;
+    return debitStatement(db, { userId, day: sql.placeholder("day"), price, allowance: sql.placeholder("allowance"), guards }).prepare();
+  }
+  return {
+    /** `defaultModels`: the registry's size when the price is the default model's, else 0. */
+    debit(shape: { defaultModels: number; claim: boolean; context: boolean }) {
+      const key = `${shape.defaultModels}/${shape.claim}/${shape.context}`;
+      let debit = debits.get(key);
+      if (!debit) debits.set(key, (debit = prepareDebit(shape)));
+      return debit;
+    },
+    /** The day's total (to explain a refusal) and the preferences (the default model), in one read. */
+    account: db
+      .select({ used: creditDays.used, preferences: users.preferences })
+      .from(users)
+      .leftJoin(creditDays, and(eq(creditDays.userId, users.id), eq(creditDays.day, sql.placeholder("day"))))
+      .where(eq(users.id, userId))
+      .prepare(),
+  };
+});
 
 /** What a caller adds to the opening batch (the chat route: its context). */
 export interface OpeningExtension {
-  /** Conditions the debit also requires, e.g. that the context is the caller's. */
-  guards?: SQL[];
+  /** A context the debit also requires to be the caller's. */
+  contextId?: string;
   /** Reads that join the opening batch; their results come back in order. */
   reads?: Statement[];
   /** When the debit was refused: an error that explains it better than 402, if any. */
@@ -127,18 +172,21 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   if (user) add(user);
   // A claim left pending twice as long as the model may take belongs to a dead exchange.
   if (claim) add(claimStatement(db, claim, at, 2 * config.MODEL_TIMEOUT_MS + 60_000));
+  const prepared = openingStatements(db);
+  const contextId = extension?.contextId;
+  const debit = prepared.debit({ defaultModels: explicit ? 0 : models.list().length, claim: !!claim, context: contextId !== undefined });
   const debitAt = add(
-    debitStatement(db, {
+    bound(debit, {
       userId,
       day,
-      price: explicit ? explicit.credits : defaultModelPrice(models, userId),
       allowance,
-      guards: [...(claim ? [claimHeldGuard(claim)] : []), ...(extension?.guards ?? [])],
+      ...(explicit ? { price: explicit.credits } : defaultPriceValues(models)),
+      ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
+      ...(contextId !== undefined && { contextId }),
     }),
   );
-  const usedAt = add(usedStatement(db, userId, day));
+  const accountAt = add(bound(prepared.account, { userId, day }));
   const claimAt = claim ? add(readClaimStatement(db, claim)) : -1;
-  const prefsAt = explicit ? -1 : add(db.select({ preferences: users.preferences }).from(users).where(eq(users.id, userId)));
   const readsFrom = statements.length;
   for (const read of extension?.reads ?? []) add(read);
 
@@ -159,8 +207,8 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
     }
   }
 
-  const prefs = prefsAt < 0 ? undefined : (results[prefsAt] as Array<{ preferences: { defaultModel?: string } }>)[0];
-  const model = explicit ?? defaultModelFor(models, prefs?.preferences.defaultModel);
+  const account = (results[accountAt] as Array<{ used: number | null; preferences: StoredPreferences }>)[0];
+  const model = explicit ?? defaultModelFor(models, account?.preferences.defaultModel);
   const charged = debited[0];
   if (charged) {
     const charge = { userId, day, at, price: model.credits, used: charged.used, allowance };
@@ -175,7 +223,7 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
     if (!model.available) return unavailable(model);
     const explained = extension?.explainRefusal?.(reads);
     if (explained) return explained;
-    const used = (results[usedAt] as Array<{ used: number }>)[0]?.used ?? 0;
+    const used = account?.used ?? 0;
     const credits = creditsFor(day, used, allowance);
     if (model.credits > allowance) {
       return new ApiError(402, `insufficient credits: model ${model.id} costs ${model.credits} credits per message, more than the daily allowance of ${allowance}; choose another model`);
@@ -441,12 +489,12 @@ export async function startChat(deps: ChatDeps, input: ChatSendInput): Promise<C
   const widest = requested ?? { contextWindow: Math.max(...deps.models.list().map((m) => m.contextWindow)) };
 
   const extension: OpeningExtension = {};
+  const prepared = chatStatements(db);
   if (!isNew) {
-    const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
-    extension.guards = [sql`exists (select 1 from contexts where id = ${contextId} and user_id = ${userId})`];
+    extension.contextId = contextId;
     extension.reads = [
-      db.select({ updatedAt: contexts.updatedAt }).from(contexts).where(owned),
-      historyStatement(db, userId, contextId, historyBudget(widest, input.message)),
+      bound(prepared.contextUpdatedAt, { contextId, userId }),
+      bound(prepared.history, { contextId, userId, budget: Math.max(0, historyBudget(widest, input.message)) }),
     ];
     extension.explainRefusal = ([context]) =>
       (context as unknown[]).length === 0 ? new ApiError(404, `context ${contextId} not found`) : undefined;
@@ -476,15 +524,19 @@ export async function startChat(deps: ChatDeps, input: ChatSendInput): Promise<C
       const reply: ChatReply = { response, model: exchange.model.id, contextId, credits: withoutDay(exchange.credits) };
       const statements: Statement[] = [
         isNew
-          ? db.insert(contexts).values({ id: contextId, userId, groupId: null, name: contextNameFrom(input.message), messageCount: 2, createdAt: userAt, updatedAt: replyAt })
-          : db
-              .update(contexts)
-              .set({ messageCount: sql`${contexts.messageCount} + 2`, updatedAt: replyAt })
-              .where(and(eq(contexts.id, contextId), eq(contexts.userId, userId))),
-        db.insert(messages).values([
-          { id: randomId("msg"), contextId, userId, role: "user", content: input.message, model: null, createdAt: userAt },
-          { id: randomId("msg"), contextId, userId, role: "assistant", content: response, model: exchange.model.id, createdAt: replyAt },
-        ]),
+          ? bound(prepared.insertContext, { contextId, userId, name: contextNameFrom(input.message), createdAt: userAt, updatedAt: replyAt })
+          : bound(prepared.touchContext, { contextId, userId, updatedAtMs: replyAt.getTime() }),
+        bound(prepared.insertExchange, {
+          contextId,
+          userId,
+          userMessageId: randomId("msg"),
+          message: input.message,
+          userAt,
+          replyId: randomId("msg"),
+          response,
+          model: exchange.model.id,
+          replyAt,
+        }),
       ];
       try {
         await exchange.settle({ statements, contextId, reply: { status: 200, body: reply } });
@@ -503,11 +555,55 @@ function withoutDay({ day: _day, ...credits }: Credits): Omit<Credits, "day"> {
   return credits;
 }
 
+/** The statements of a chat in a context, built once per handle (see perDb). */
+const chatStatements = perDb((db) => {
+  const contextId = sql.placeholder("contextId");
+  const userId = sql.placeholder("userId");
+  const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
+  return {
+    contextUpdatedAt: db.select({ updatedAt: contexts.updatedAt }).from(contexts).where(owned).prepare(),
+    history: historyStatement(db, userId, contextId, sql.placeholder("budget")).prepare(),
+    insertContext: db
+      .insert(contexts)
+      .values({
+        id: contextId,
+        userId,
+        groupId: null,
+        name: sql.placeholder("name"),
+        messageCount: 2,
+        createdAt: sql.placeholder("createdAt"),
+        updatedAt: sql.placeholder("updatedAt"),
+      })
+      .prepare(),
+    touchContext: db
+      .update(contexts)
+      // set() takes no placeholder: this one is bound to the time in ms, as the column stores it.
+      .set({ messageCount: sql`${contexts.messageCount} + 2`, updatedAt: sql`${sql.placeholder("updatedAtMs")}` })
+      .where(owned)
+      .prepare(),
+    insertExchange: db
+      .insert(messages)
+      .values([
+        { id: sql.placeholder("userMessageId"), contextId, userId, role: "user", content: sql.placeholder("message"), model: null, createdAt: sql.placeholder("userAt") },
+        {
+          id: sql.placeholder("replyId"),
+          contextId,
+          userId,
+          role: "assistant",
+          content: sql.placeholder("response"),
+          model: sql.placeholder("model"),
+          createdAt: sql.placeholder("replyAt"),
+        },
+      ])
+      .prepare(),
+  };
+});
+
 /**
  * The newest messages of a context whose estimated tokens fit `budget`, oldest first, with
  * their running total (newest first), so a smaller window can trim further without a read.
  */
-function historyStatement(db: Db, userId: string, contextId: string, budget: number) {
+function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder, budget: Placeholder) {
   const ranked = db
     .select({
       id: messages.id,
@@ -523,7 +619,7 @@ function historyStatement(db: Db, userId: string, contextId: string, budget: num
   return db
     .select({ role: ranked.role, content: ranked.content, tokens: ranked.tokens })
     .from(ranked)
-    .where(and(lte(ranked.tokens, Math.max(0, budget)), lte(ranked.position, MAX_HISTORY_MESSAGES)))
+    .where(and(lte(ranked.tokens, budget), lte(ranked.position, MAX_HISTORY_MESSAGES)))
     .orderBy(asc(ranked.createdAt), asc(ranked.id));
 }
 

@@ -1,4 +1,4 @@
-import { and, eq, gte, sql, type SQL } from "drizzle-orm";
+import { and, eq, gte, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Db } from "../db";
 import { creditDays } from "../../schema/index";
 
@@ -66,11 +66,11 @@ export async function getCredits(db: Db, userId: string, now: Date, allowance: n
  * only if the day's total stays within the allowance and every guard holds. Concurrent
  * debits serialize on the row in the database, so no number of nodes can overspend.
  * Returns `[{ used }]` (the new total) when charged, no row when refused. `price` may be
- * an SQL expression; NULL refuses.
+ * an SQL expression; NULL refuses. Any value may be a placeholder, for a prepared debit.
  */
 export function debitStatement(
   db: Db,
-  debit: { userId: string; day: string; price: number | SQL; allowance: number; guards?: SQL[] },
+  debit: { userId: string | Placeholder; day: string | Placeholder; price: number | SQL | Placeholder; allowance: number | Placeholder; guards?: SQL[] },
 ) {
   // Built with the query builder, not db.all(sql`…`): drizzle's D1 driver cannot put a raw
   // statement with parameters in a batch. INSERT … SELECT needs its WHERE before
@@ -103,12 +103,4 @@ export function refundStatement(db: Db, refund: { userId: string; day: string; p
     .set({ used: sql`${creditDays.used} - ${refund.price}` })
     .where(and(eq(creditDays.userId, refund.userId), eq(creditDays.day, refund.day), gte(creditDays.used, refund.price)))
     .returning({ used: creditDays.used });
-}
-
-/** A read of the day's total, for the batch that debits. */
-export function usedStatement(db: Db, userId: string, day: string) {
-  return db
-    .select({ used: creditDays.used })
-    .from(creditDays)
-    .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day)));
 }

@@ -1,4 +1,4 @@
-import { and, eq, lte, or, sql } from "drizzle-orm";
+import { and, eq, lte, or, sql, type Placeholder } from "drizzle-orm";
 import type { Db } from "../db";
 import { idempotencyKeys } from "../../schema/index";
 
@@ -43,8 +43,8 @@ export function claimStatement(db: Db, claim: IdempotencyClaim, now: Date, stale
     });
 }
 
-/** True in SQL while the claim is this exchange's: the debit's guard. */
-export function claimHeldGuard(claim: IdempotencyClaim) {
+/** True in SQL while the claim is this exchange's: the debit's guard (values or placeholders). */
+export function claimHeldGuard(claim: { [K in "userId" | "key" | "marker"]: string | Placeholder }) {
   return sql`exists (select 1 from idempotency_keys where user_id = ${claim.userId} and key = ${claim.key} and status = ${PENDING} and body = ${claim.marker})`;
 }
 

@@ -1,6 +1,6 @@
-import { and, desc, eq, gte, lt, lte, or } from "drizzle-orm";
+import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
 import { encodeBase64url } from "../auth/encoding";
-import type { Db } from "../db";
+import { bound, perDb, type Db } from "../db";
 import { creditDays, usageEvents } from "../../schema/index";
 import { utcDay, utcDayBefore } from "./credits";
 
@@ -73,5 +73,20 @@ export function usageEventStatement(
   db: Db,
   event: { id: string; userId: string; at: Date; model: string; contextId: string | null; credits: number },
 ) {
-  return db.insert(usageEvents).values(event);
+  return bound(preparedUsageEvent(db), event);
 }
+
+// Part of every chat message: built once per handle (see perDb).
+const preparedUsageEvent = perDb((db) =>
+  db
+    .insert(usageEvents)
+    .values({
+      id: sql.placeholder("id"),
+      userId: sql.placeholder("userId"),
+      at: sql.placeholder("at"),
+      model: sql.placeholder("model"),
+      contextId: sql.placeholder("contextId"),
+      credits: sql.placeholder("credits"),
+    })
+    .prepare(),
+);

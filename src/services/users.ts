@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import type { Db } from "../db";
+import { bound, perDb, type Db } from "../db";
 import { users } from "../../schema/index";
 
 type JwtPrincipal = Extract<Principal, { via: "jwt" }>;
@@ -24,8 +24,25 @@ export function initialName(identity: { name?: string; email?: string; wallet?: 
  */
 export function ensureUser(db: Db, principal: Principal, now: Date) {
   if (principal.via !== "jwt") return null;
-  return db.insert(users).values(newUser(principal, now)).onConflictDoNothing();
+  return bound(preparedEnsureUser(db), newUser(principal, now));
 }
+
+// Every JWT write request starts with this statement: built once per handle (see perDb).
+const preparedEnsureUser = perDb((db) =>
+  db
+    .insert(users)
+    .values({
+      id: sql.placeholder("id"),
+      issuer: sql.placeholder("issuer"),
+      subject: sql.placeholder("subject"),
+      email: sql.placeholder("email"),
+      wallet: sql.placeholder("wallet"),
+      name: sql.placeholder("name"),
+      createdAt: sql.placeholder("createdAt"),
+    })
+    .onConflictDoNothing()
+    .prepare(),
+);
 
 /**
  * The statement that creates the caller's user on first sight, or else refreshes the
