@@ -38,6 +38,23 @@ describe("chat in workerd over D1", () => {
     expect(after.items).toEqual([]);
   });
 
+  it("continues an existing context with an explicit model, replays an Idempotency-Key, and 404s another user's context", async () => {
+    const auth = await signIn("continuer");
+    const first = (await (await send(auth, { message: "first question" })).json()) as { contextId: string };
+    const second = await send({ ...auth, "Idempotency-Key": "k-1" }, { message: "second question", model: "svc-70b", contextId: first.contextId });
+    expect(second.status).toBe(200);
+    expect(await second.json()).toMatchObject({ contextId: first.contextId, model: "svc-70b", credits: { used: 2 } });
+
+    const replay = await send({ ...auth, "Idempotency-Key": "k-1" }, { message: "second question", model: "svc-70b", contextId: first.contextId });
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 2 });
+    const context = (await (await call(`/contexts/${first.contextId}`, { headers: auth })).json()) as { messageCount: number };
+    expect(context.messageCount).toBe(4);
+
+    const stranger = await send(await signIn("stranger"), { message: "let me in", contextId: first.contextId });
+    expect(stranger.status).toBe(404);
+  });
+
   it("streams deltas and a done event", async () => {
     const res = await send(await signIn("streamer"), { message: "stream please", stream: true });
     expect(res.status).toBe(200);
