@@ -62,6 +62,15 @@ export class UpstreamError extends Error {
   }
 }
 
+/** The JSON body of an upstream reply; a broken or aborted body is an upstream failure. */
+export async function upstreamJson<T>(res: Response, signal: AbortSignal): Promise<T> {
+  try {
+    return (await res.json()) as T;
+  } catch (err) {
+    throw asUpstreamFailure(err, signal);
+  }
+}
+
 /** An UpstreamError for a non-2xx reply, quoting (a little of) its body for the log. */
 export async function upstreamStatusError(res: Response, secret?: string): Promise<UpstreamError> {
   let body = "";

@@ -1,5 +1,6 @@
 import {
   asUpstreamFailure,
+  upstreamJson,
   fetchUpstream,
   finishReasonFrom,
   upstreamStatusError,
@@ -110,12 +111,7 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
     async complete(request: ModelRequest) {
       const { signal } = request;
       const res = await post(request, false);
-      let reply: MessagesReply;
-      try {
-        reply = (await res.json()) as MessagesReply;
-      } catch (err) {
-        throw asUpstreamFailure(err, signal);
-      }
+      const reply = await upstreamJson<MessagesReply>(res, signal);
       if (!Array.isArray(reply.content)) throw new UpstreamError("the Messages API reply has no content");
       request.onOutcome?.(outcomeOf(reply.stop_reason, reply.usage?.input_tokens, reply.usage?.output_tokens));
       return reply.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");

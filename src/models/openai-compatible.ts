@@ -1,5 +1,6 @@
 import {
   asUpstreamFailure,
+  upstreamJson,
   fetchUpstream,
   finishReasonFrom,
   upstreamStatusError,
@@ -59,12 +60,7 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
     async complete(request: ModelRequest) {
       const { signal } = request;
       const res = await post(request, false);
-      let reply: CompletionReply;
-      try {
-        reply = (await res.json()) as CompletionReply;
-      } catch (err) {
-        throw asUpstreamFailure(err, signal);
-      }
+      const reply = await upstreamJson<CompletionReply>(res, signal);
       const content = reply.choices?.[0]?.message?.content;
       if (typeof content !== "string") throw new UpstreamError("the upstream reply has no choices[0].message.content");
       request.onOutcome?.({ finishReason: finishReasonFrom(reply.choices?.[0]?.finish_reason), usage: usageFrom(reply.usage) });
