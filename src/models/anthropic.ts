@@ -1,8 +1,8 @@
 import {
   asUpstreamFailure,
-  upstreamJson,
   fetchUpstream,
   finishReasonFrom,
+  upstreamJson,
   upstreamStatusError,
   UpstreamError,
   type ChatMessage,
