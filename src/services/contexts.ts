@@ -6,6 +6,15 @@ import { contexts, groups, messages, shares } from "../../schema/index";
 import { deleteSearchEntries } from "./search";
 import { ensureUser } from "./users";
 
+/** What a message shows of itself, in a context and in a share snapshot. */
+const messageColumns = {
+  id: messages.id,
+  role: messages.role,
+  content: messages.content,
+  model: messages.model,
+  createdAt: messages.createdAt,
+};
+
 export interface ContextView {
   id: string;
   name: string;
@@ -182,13 +191,7 @@ export async function getContext(
     ? sql`(${messages.createdAt}, ${messages.id}) < (select m.created_at, m.id from ${messages} m where m.id = ${page.before} and m.context_id = ${id})`
     : undefined;
   const newestFirst = db
-    .select({
-      id: messages.id,
-      role: messages.role,
-      content: messages.content,
-      model: messages.model,
-      createdAt: messages.createdAt,
-    })
+    .select(messageColumns)
     .from(messages)
     .where(and(eq(messages.contextId, id), eq(messages.userId, userId), older))
     .orderBy(desc(messages.createdAt), desc(messages.id))
@@ -294,13 +297,7 @@ export async function readWholeContext(
   const [found, rows] = await db.batch([
     db.select({ name: contexts.name }).from(contexts).where(ownContext(userId, id)),
     db
-      .select({
-        id: messages.id,
-        role: messages.role,
-        content: messages.content,
-        model: messages.model,
-        createdAt: messages.createdAt,
-      })
+      .select(messageColumns)
       .from(messages)
       .where(and(eq(messages.contextId, id), eq(messages.userId, userId)))
       .orderBy(asc(messages.createdAt), asc(messages.id)),
