@@ -4,7 +4,7 @@
 // `npm run token -- <name>` work against it too.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey } from "../src/local-login";
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, localKeyFile } from "../src/local-login";
 
 const args = process.argv.slice(2);
 const run = (cmd: string[]) => {
@@ -18,7 +18,7 @@ const configuresAuth =
   args.some((a) => a.includes("AUTH_")) || (existsSync(".dev.vars") && /^AUTH_/m.test(readFileSync(".dev.vars", "utf8")));
 const vars: string[] = [];
 if (!configuresAuth) {
-  const key = await loadOrCreateLocalKey("./data/local-login-key.json");
+  const key = await loadOrCreateLocalKey(localKeyFile(process.env.DATABASE_URL));
   vars.push(
     "--var", `AUTH_PUBLIC_KEY:${JSON.stringify(key.publicJwk)}`,
     "--var", `AUTH_ISSUER:${LOCAL_ISSUER}`,

@@ -1,6 +1,5 @@
 // Prints a local-login access token for the Node server: npm run token -- <name> [ttl-hours]
-import { dirname, join } from "node:path";
-import { loadOrCreateLocalKey, signLocalToken } from "../src/local-login";
+import { loadOrCreateLocalKey, localKeyFile, signLocalToken } from "../src/local-login";
 
 const name = process.argv[2] ?? "dev";
 const hours = Number(process.argv[3] ?? 24);
@@ -8,7 +7,5 @@ if (!/^[\w.@-]{1,64}$/.test(name) || !(hours > 0)) {
   console.error("usage: npm run token -- <name> [ttl-hours]   (name: letters, digits, . _ @ -)");
   process.exit(2);
 }
-const url = process.env.DATABASE_URL ?? "file:./data/local.db";
-const dir = url.startsWith("file:") ? dirname(url.slice("file:".length)) : "./data";
-const key = await loadOrCreateLocalKey(join(dir, "local-login-key.json"));
+const key = await loadOrCreateLocalKey(localKeyFile(process.env.DATABASE_URL));
 console.log(await signLocalToken(key, name, Math.round(hours * 3600)));

@@ -16,5 +16,3 @@ export interface ErrorBody {
   error: number;
   message: string;
 }
-
-export const notFound = (what: string) => new ApiError(404, `${what} not found`);

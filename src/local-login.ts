@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
 
 /**
@@ -9,6 +9,18 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
  */
 export const LOCAL_ISSUER = "local-login";
 export const LOCAL_AUDIENCE = "plant-chat-local";
+
+/** The Node server's database when DATABASE_URL is not set. */
+export const DEFAULT_DATABASE_URL = "file:./data/local.db";
+
+/**
+ * Where the local-login key lives: beside the embedded database file (so the server, the
+ * token script and `npm run dev` agree), or in ./data for a remote database.
+ */
+export function localKeyFile(databaseUrl = DEFAULT_DATABASE_URL): string {
+  const dir = databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length)) : "./data";
+  return join(dir, "local-login-key.json");
+}
 
 interface StoredKey {
   kid: string;

@@ -1,17 +1,12 @@
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { serve } from "@hono/node-server";
 import { createApp } from "./app";
 import { ConfigError, parseConfig, type Config } from "./config";
 import { configuredAuthSource, createRuntime } from "./deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
+import { DEFAULT_DATABASE_URL, LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, localKeyFile } from "./local-login";
 import { openDatabase } from "./open-database";
-import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey } from "./local-login";
-
-const DEFAULT_DATABASE_URL = "file:./data/local.db";
-
-function localDataDir(databaseUrl: string): string {
-  return databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length)) : "./data";
-}
+import { nextUtcMidnight } from "./services/credits";
 
 async function main() {
   let config: Config;
@@ -32,7 +27,7 @@ async function main() {
       console.error("no identity provider is configured: set AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET");
       process.exit(1);
     }
-    const key = await loadOrCreateLocalKey(join(localDataDir(databaseUrl), "local-login-key.json"));
+    const key = await loadOrCreateLocalKey(localKeyFile(databaseUrl));
     authSource = { kind: "jwk", jwk: key.publicJwk };
     config = { ...config, AUTH_ISSUER: LOCAL_ISSUER, AUTH_AUDIENCE: LOCAL_AUDIENCE };
     console.warn(
@@ -55,7 +50,7 @@ async function main() {
   let timer: NodeJS.Timeout;
   const scheduleRollover = () => {
     const now = runtime.now();
-    const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+    const midnight = nextUtcMidnight(now).getTime();
     timer = setTimeout(async () => {
       await runDailyRollover(deps, { scheduledTime: new Date(midnight) }).catch((err) => runtime.log.error("daily rollover failed", { err }));
       scheduleRollover();

@@ -33,7 +33,7 @@ export function creditsFor(day: string, used: number, allowance: number): Credit
     allowance,
     used,
     remaining: Math.max(0, allowance - used),
-    resetAt: new Date(Date.parse(`${day}T00:00:00.000Z`) + DAY_MS).toISOString(),
+    resetAt: nextUtcMidnight(new Date(`${day}T00:00:00.000Z`)).toISOString(),
     day,
   };
 }
