@@ -46,8 +46,6 @@ const ContextWithMessagesSchema = ContextSchema.extend({
   }),
 }).openapi("ContextWithMessages");
 
-const limit = (max: number, fallback: number) => intQuery(1, max, fallback);
-
 const contextName = z
   .string()
   .trim()
@@ -66,7 +64,7 @@ const listRoute = createRoute({
   middleware: [requireAuth] as const,
   request: {
     query: z.object({
-      limit: limit(100, 20),
+      limit: intQuery(1, 100, 20),
       cursor: z.string().optional().openapi({ description: "`nextCursor` of the previous page" }),
       groupId: z
         .string()
@@ -130,7 +128,7 @@ const searchRoute = createRoute({
         .refine((q) => searchTerms(q).length > 0, "must contain at least one word with a letter or digit")
         .refine((q) => searchTerms(q).length <= MAX_QUERY_TERMS, `must hold at most ${MAX_QUERY_TERMS} words`)
         .openapi({ example: "repot monstera" }),
-      limit: limit(50, 20),
+      limit: intQuery(1, 50, 20),
     }),
   },
   responses: {
@@ -168,7 +166,7 @@ const getRoute = createRoute({
   request: {
     params: idParam,
     query: z.object({
-      limit: limit(500, 100),
+      limit: intQuery(1, 500, 100),
       before: z.string().min(1).max(100).optional().openapi({ description: "A message id: return the messages before it" }),
     }),
   },

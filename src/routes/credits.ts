@@ -18,8 +18,6 @@ export const CreditsSchema = z
 
 const DayCreditsSchema = CreditsSchema.extend({ day: z.string().openapi({ example: "2026-11-22" }) }).openapi("DayCredits");
 
-const intParam = (what: string, min: number, max: number, fallback: number) => intQuery(min, max, fallback, what);
-
 const credits = createRoute({
   method: "get",
   path: "/credits",
@@ -40,7 +38,7 @@ const usage = createRoute({
   summary: "Credits used per UTC day, newest first, unused days included as 0",
   security: authenticated,
   middleware: [requireAuth] as const,
-  request: { query: z.object({ days: intParam("How many days, today included", 1, 90, 30) }) },
+  request: { query: z.object({ days: intQuery(1, 90, 30, "How many days, today included") }) },
   responses: {
     200: {
       description: "One entry per day of the range",
@@ -72,7 +70,7 @@ const usageMessages = createRoute({
   middleware: [requireAuth] as const,
   request: {
     query: z.object({
-      limit: intParam("Items per page", 1, 200, 50),
+      limit: intQuery(1, 200, 50, "Items per page"),
       cursor: z.string().max(200).optional().openapi({ description: "nextCursor of the previous page" }),
     }),
   },

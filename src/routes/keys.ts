@@ -3,9 +3,9 @@ import { requireAuth, requireJwt } from "../auth/credentials";
 import { ApiError } from "../errors";
 import { createRouter } from "../router";
 import { MAX_API_KEYS_PER_USER, createApiKey, listApiKeys, revokeApiKey, type ApiKeySummary } from "../services/api-keys";
+import { DisplayName } from "./display-name";
 import { authenticated, errorResponses } from "./errors";
 
-const NAME_MESSAGE = "must be 1..100 characters, without control characters";
 const DEFAULT_KEY_NAME = "default";
 /** The shape of the ids this service gives keys; only such an id is ever echoed back. */
 const KEY_ID = /^key_[A-Za-z0-9_-]{22}$/;
@@ -13,15 +13,7 @@ const KEY_ID = /^key_[A-Za-z0-9_-]{22}$/;
 const NewApiKeySchema = z
   .strictObject(
     {
-      name: z
-        .string({ error: NAME_MESSAGE })
-        .trim()
-        .refine((v) => {
-          const length = Array.from(v).length;
-          return length >= 1 && length <= 100 && !/\p{Cc}/u.test(v);
-        }, NAME_MESSAGE)
-        .optional()
-        .openapi({ minLength: 1, maxLength: 100, default: DEFAULT_KEY_NAME, example: "laptop CLI" }),
+      name: DisplayName.optional().openapi({ default: DEFAULT_KEY_NAME, example: "laptop CLI" }),
     },
     {
       error: (issue) => {

@@ -4,21 +4,13 @@ import { ApiError } from "../errors";
 import { MODEL_CATALOG, isKnownModel } from "../models/catalog";
 import { createRouter } from "../router";
 import { getProfile, updateProfile, type Profile } from "../services/profile";
+import { DisplayName } from "./display-name";
 import { authenticated, errorResponses } from "./errors";
 
-const NAME_MESSAGE = "must be 1..100 characters, without control characters";
 const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
 const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-Hant-TW";
 
-// Counted in characters (code points), not UTF-16 units, so 100 emoji fit as 100 do letters.
-const ProfileName = z
-  .string({ error: NAME_MESSAGE })
-  .trim()
-  .refine((v) => {
-    const length = Array.from(v).length;
-    return length >= 1 && length <= 100 && !/\p{Cc}/u.test(v);
-  }, NAME_MESSAGE)
-  .openapi({ minLength: 1, maxLength: 100, example: "Ada" });
+const ProfileName = DisplayName.openapi({ example: "Ada" });
 
 const AvatarUrl = z
   .string({ error: AVATAR_MESSAGE })
