@@ -1,7 +1,4 @@
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/worker";
 import { call, signIn } from "./support";
 
 describe("the Worker in workerd over D1", () => {
@@ -54,14 +51,5 @@ describe("the Worker in workerd over D1", () => {
     expect(res.status).toBe(401);
     expect(res.headers.get("WWW-Authenticate")).toMatch(/^Bearer/);
     expect(await res.json()).toMatchObject({ error: 401 });
-  });
-
-  it("runs the scheduled handler", async () => {
-    const controller = createScheduledController({ scheduledTime: new Date("2026-11-23T00:00:00Z"), cron: "0 0 * * *" });
-    const ctx = createExecutionContext();
-    await worker.scheduled(controller, env as never, ctx);
-    await waitOnExecutionContext(ctx);
-    // The job must leave the database serving.
-    expect((await call("/health")).status).toBe(200);
   });
 });
