@@ -54,12 +54,39 @@ function exactInteger(literal: string): bigint | null {
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-// Lone surrogates (`"\ud800"`) cannot be stored or sent back faithfully: refuse them.
-function refuseIllFormed(_key: string, value: unknown) {
-  if (typeof value === "string" && !value.isWellFormed()) {
-    throw new ApiError(400, "the request body has a string with an unpaired UTF-16 surrogate escape; send valid Unicode text");
+/**
+ * Why a string cannot be stored as sent, or null. Lone surrogates (`"\ud800"`) have no
+ * UTF-8 form. U+0000 is stored by SQLite, but the embedded libSQL binding reads such text
+ * back cut at the first NUL and SQLite leaves functions over it (length, FTS5) undefined:
+ * refused, so that nothing is acknowledged that would read back differently.
+ */
+function unstorable(text: string): string | null {
+  if (text.includes("\u0000")) return "must not contain the NUL character (U+0000)";
+  if (!text.isWellFormed()) return "has an unpaired UTF-16 surrogate escape; send valid Unicode text";
+  return null;
+}
+
+/** `messages[1].content`: where a value sits in the body, as a client would write it. */
+function pathOf(path: string, key: string | number): string {
+  if (typeof key === "number") return `${path}[${key}]`;
+  const step = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key);
+  return path === "" ? step : `${path}.${step}`;
+}
+
+/** Refuses the first string (value or object key) that could not be stored faithfully. */
+function refuseUnstorable(value: unknown, path = ""): void {
+  if (typeof value === "string") {
+    const problem = unstorable(value);
+    if (problem) throw new ApiError(400, `${path || "the request body"}: ${problem}`);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => refuseUnstorable(item, pathOf(path, i)));
+  } else if (value !== null && typeof value === "object" && !(value instanceof InexactInteger)) {
+    for (const [key, item] of Object.entries(value)) {
+      const problem = unstorable(key);
+      if (problem) throw new ApiError(400, `${path || "the request body"}: a key ${problem}`);
+      refuseUnstorable(item, pathOf(path, key));
+    }
   }
-  return value;
 }
 
 /**
@@ -82,7 +109,8 @@ export const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
       throw new ApiError(415, "the request body must be JSON sent with 'Content-Type: application/json'");
     }
     try {
-      value = parse(text, refuseIllFormed, parseNumber);
+      value = parse(text, null, parseNumber);
+      refuseUnstorable(value);
     } catch (err) {
       if (err instanceof ApiError) throw err;
       if (err instanceof RangeError) throw new ApiError(400, "the request body is nested too deeply");

@@ -68,12 +68,13 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
       throw new InvalidTokenError(reason(err));
     }
     // jose checks that sub and iss are present, not what they are: the user's identity is
-    // (iss, sub), so both must be plain, non-empty strings.
-    if (typeof payload.sub !== "string" || payload.sub === "" || payload.sub.length > 255) {
-      throw new InvalidTokenError('the access token\'s "sub" claim must be a non-empty string of at most 255 characters');
+    // (iss, sub), so both must be plain, non-empty strings, without the NUL that joins them
+    // into one (src/auth/identity.ts) and that the database cannot read back.
+    if (typeof payload.sub !== "string" || payload.sub === "" || payload.sub.length > 255 || payload.sub.includes("\u0000")) {
+      throw new InvalidTokenError('the access token\'s "sub" claim must be a non-empty string of at most 255 characters, without U+0000');
     }
-    if (payload.iss !== undefined && (typeof payload.iss !== "string" || payload.iss.length > 255)) {
-      throw new InvalidTokenError('the access token\'s "iss" claim must be a string of at most 255 characters');
+    if (payload.iss !== undefined && (typeof payload.iss !== "string" || payload.iss.length > 255 || payload.iss.includes("\u0000"))) {
+      throw new InvalidTokenError('the access token\'s "iss" claim must be a string of at most 255 characters, without U+0000');
     }
     const identity = identityOf(payload);
     verified.set(token, identity, payload);
@@ -181,7 +182,8 @@ function reason(err: unknown): string {
 function identityOf(payload: JWTPayload): Identity {
   const claim = (name: string) => {
     const v = payload[name];
-    return typeof v === "string" && v.length > 0 && v.length <= 320 ? v : undefined;
+    // A claim that could not be stored faithfully (U+0000, see src/json-body.ts) is ignored.
+    return typeof v === "string" && v.length > 0 && v.length <= 320 && v.isWellFormed() && !v.includes("\u0000") ? v : undefined;
   };
   return {
     issuer: payload.iss ?? "",
@@ -199,7 +201,7 @@ function firstWallet(payload: JWTPayload): string | undefined {
     if (!Array.isArray(list)) continue;
     for (const item of list) {
       const address = item && typeof item === "object" ? (item as Record<string, unknown>).address ?? (item as Record<string, unknown>).public_key : undefined;
-      if (typeof address === "string" && address.length <= 128) return address;
+      if (typeof address === "string" && address.length <= 128 && address.isWellFormed() && !address.includes("\u0000")) return address;
     }
   }
   return undefined;
