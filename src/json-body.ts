@@ -9,8 +9,12 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 export const limitBodySize = bodyLimit({
   maxSize: MAX_BODY_BYTES,
+  // The rest of the body is still on its way, unread. Rather than read and discard up to a
+  // megabyte more, the connection is closed after this reply, and the reply says so, so a
+  // pooled client opens a new one instead of writing its next request into a closed socket.
+  // (Workers own the connection and ignore this header.)
   onError: () => {
-    throw new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`);
+    throw new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`, { Connection: "close" });
   },
 });
 

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
-import { serve } from "@hono/node-server";
-import { createApp } from "./app";
+import { serve, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { createApp, type App } from "./app";
 import { ConfigError, parseConfig, type Config } from "./config";
 import { configuredAuthSource, createRuntime } from "./deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
@@ -42,7 +43,7 @@ async function main() {
   const deps = { ...runtime, db };
   const app = createApp(() => deps);
 
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
+  const server = serveNode(app, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
     runtime.log.info("listening", { url: `http://localhost:${info.port}`, database: databaseUrl.replace(/\?.*$/, "") });
   });
 
@@ -68,6 +69,14 @@ async function main() {
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+}
+
+/**
+ * Serves the app over HTTP/1.1 on Node, with the socket-level behaviour the Node server
+ * promises (see docs/limits-and-errors.md). The tests serve through this too.
+ */
+export function serveNode(app: App, options: { port: number; hostname: string }, onListening?: (info: AddressInfo) => void): ServerType {
+  return serve({ fetch: app.fetch, port: options.port, hostname: options.hostname }, onListening);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {

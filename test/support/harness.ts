@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { serve, type ServerType } from "@hono/node-server";
+import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
 import { parseConfig } from "../../src/config";
@@ -10,6 +10,7 @@ import { createRuntime, type Deps } from "../../src/deps";
 import type { Logger } from "../../src/log";
 import type { WorkersAiBinding } from "../../src/models/workers-ai";
 import { openDatabase } from "../../src/open-database";
+import { serveNode } from "../../src/server";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 
 /** A clock the test moves by hand. */
@@ -107,7 +108,7 @@ export async function createHarness(
     signIn: (name, claims = {}) => idp.sign(`user:${name}`, { name, ...claims }),
     async listen() {
       server = await new Promise<ServerType>((resolve) => {
-        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+        const s = serveNode(app, { port: 0, hostname: "127.0.0.1" }, () => resolve(s));
       });
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
