@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { createApp, type App } from "./app";
 import { ConfigError, parseConfig, type Config } from "./config";
 import { configuredAuthSource, createRuntime } from "./deps";
@@ -76,7 +78,48 @@ async function main() {
  * promises (see docs/limits-and-errors.md). The tests serve through this too.
  */
 export function serveNode(app: App, options: { port: number; hostname: string }, onListening?: (info: AddressInfo) => void): ServerType {
-  return serve({ fetch: app.fetch, port: options.port, hostname: options.hostname }, onListening);
+  const server = serve(
+    // Node's default of 16 KiB of headers refuses real access tokens: identity providers issue
+    // 8–20 KB JWTs when they carry group claims.
+    { fetch: app.fetch, port: options.port, hostname: options.hostname, serverOptions: { maxHeaderSize: MAX_HEADER_BYTES } },
+    onListening,
+  );
+  server.on("clientError", answerClientError);
+  return server;
+}
+
+/** All request headers together, the request line included. */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * What the HTTP parser refuses never reaches the app, and Node would answer it with a bare
+ * status line. Answer with the Error body instead, then close the connection, since the
+ * rest of its stream cannot be framed. A reply still in flight for an earlier, complete
+ * pipelined request goes first, so that the error is not taken as its answer; a reply
+ * already started for the broken request itself cannot be amended, only cut off.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex) {
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight && !inFlight.writableFinished && inFlight.req.complete) {
+    inFlight.once("close", () => (inFlight.writableFinished ? answerClientError(err, socket) : socket.destroy()));
+    return;
+  }
+  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", `the request headers are over the ${MAX_HEADER_BYTES / 1024} KiB limit; send a shorter token, cookie or query string`]
+      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "the request did not arrive in time"]
+        : [400, "Bad Request", `the request is not valid HTTP/1.1 (${err.code ?? "parse error"}); check its framing and headers`];
+  const body = JSON.stringify({ error: status, message });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {

@@ -1,4 +1,5 @@
 import { Agent, request, type IncomingHttpHeaders } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "./support/harness";
 
@@ -81,5 +82,95 @@ describe("a body over the limit", () => {
     } finally {
       agent.destroy();
     }
+  });
+});
+
+/** Writes `raw` on a fresh socket and reads until the server closes it (or `until` is seen). */
+function exchange(raw: string, until?: RegExp) {
+  return new Promise<{ status: number; headers: Record<string, string>; body: string; closed: boolean }>((resolve, reject) => {
+    const socket = connect(Number(base.port), base.hostname);
+    let data = "";
+    let closed = false;
+    const finish = () => {
+      const split = data.indexOf("\r\n\r\n");
+      const head = data.slice(0, split).split("\r\n");
+      const headers = Object.fromEntries(
+        head.slice(1).map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]),
+      );
+      resolve({ status: Number(head[0]?.split(" ")[1]), headers, body: data.slice(split + 4), closed });
+    };
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      data += chunk;
+      if (until?.test(data)) {
+        socket.destroy();
+        finish();
+      }
+    });
+    socket.on("end", () => (closed = true));
+    socket.on("close", () => finish());
+    // The server may close before the whole request is written: that is an answer too.
+    socket.on("error", (err: NodeJS.ErrnoException) => (err.code === "ECONNRESET" || err.code === "EPIPE" ? undefined : reject(err)));
+    socket.write(raw);
+  });
+}
+
+const host = () => `Host: ${base.host}\r\n`;
+
+describe("request headers", () => {
+  it("accepts a realistic 18 KB access token with many group claims", async () => {
+    const groups = Array.from({ length: 420 }, (_, i) => `org-${i}-plant-care-team-member`);
+    const token = await h.signIn("big-token", { groups });
+    expect(token.length).toBeGreaterThan(18_000);
+    const answer = await exchange(
+      `GET /me HTTP/1.1\r\n${host()}Authorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({ name: "big-token" });
+  });
+
+  it("answers 431 with the Error body and closes the connection for 100 KB of headers", async () => {
+    const answer = await exchange(`GET /health HTTP/1.1\r\n${host()}X-Padding: ${"p".repeat(100 * 1024)}\r\n\r\n`);
+    expect(answer.status).toBe(431);
+    expect(answer.headers["content-type"]).toMatch(/^application\/json/);
+    expect(answer.headers.connection).toBe("close");
+    expect(JSON.parse(answer.body)).toEqual({ error: 431, message: expect.stringMatching(/headers are over the 64 KiB limit/) });
+    expect(answer.closed).toBe(true);
+  });
+
+  it("answers 431 with the Error body for a very long query string", async () => {
+    const answer = await exchange(`GET /plants?q=${"x".repeat(70 * 1024)} HTTP/1.1\r\n${host()}\r\n`);
+    expect(answer.status).toBe(431);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: 431 });
+  });
+});
+
+describe("malformed framing", () => {
+  it("answers 400 with the Error body for a request line that is not HTTP", async () => {
+    const answer = await exchange("HELLO THERE\r\n\r\n");
+    expect(answer.status).toBe(400);
+    expect(answer.headers.connection).toBe("close");
+    expect(JSON.parse(answer.body)).toEqual({ error: 400, message: expect.stringMatching(/not valid HTTP\/1\.1/) });
+  });
+
+  it("answers 400 with the Error body for both Content-Length and chunked framing", async () => {
+    const answer = await exchange(
+      `POST /plants HTTP/1.1\r\n${host()}Content-Type: application/json\r\nContent-Length: 4\r\n` +
+        "Transfer-Encoding: chunked\r\n\r\n4\r\n{}{}\r\n0\r\n\r\n",
+    );
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: 400 });
+  });
+
+  it("answers 400 with the Error body for a bad chunk size, after serving the request before it", async () => {
+    const answer = await exchange(
+      `GET /health HTTP/1.1\r\n${host()}\r\n` +
+        `POST /plants HTTP/1.1\r\n${host()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`,
+    );
+    // The first reply is the health check's; the second, the parser's refusal.
+    expect(answer.status).toBe(200);
+    const second = answer.body.slice(answer.body.indexOf("HTTP/1.1 "));
+    expect(second).toMatch(/^HTTP\/1\.1 400 /);
+    expect(second).toMatch(/"error":400/);
   });
 });
