@@ -23,6 +23,11 @@ export interface Runtime {
 /** What every request gets from its entry: the runtime plus a database handle. */
 export interface Deps extends Runtime {
   db: Db;
+  /**
+   * Node's embedded file only: why the file at the database's path is no longer the one
+   * this process opened (deleted or replaced), or null while it is. For the health check.
+   */
+  databaseFileProblem?: () => string | null;
 }
 
 export interface AppEnv {

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import { migrate } from "drizzle-orm/libsql/migrator";
@@ -27,5 +27,26 @@ export async function openDatabase(url: string, authToken?: string) {
   }
   const db = dbFromLibsql(client);
   await migrate(db, { migrationsFolder: MIGRATIONS });
-  return { client, db };
+  const databaseFileProblem = embedded ? watchFileIdentity(url.slice("file:".length)) : undefined;
+  return { client, db, databaseFileProblem };
+}
+
+/**
+ * An open SQLite file that is deleted or replaced keeps working for this process, but what
+ * it writes goes to a file no one will open again: every write would be acknowledged and
+ * lost at the next start. Compares the file at the path with the one opened (device and
+ * inode), for the health check. Returns why they differ, or null.
+ */
+function watchFileIdentity(path: string): () => string | null {
+  const opened = statSync(path);
+  return () => {
+    let now: { dev: number; ino: number } | undefined;
+    try {
+      now = statSync(path);
+    } catch {
+      now = undefined;
+    }
+    if (now?.dev === opened.dev && now.ino === opened.ino) return null;
+    return `the database file ${resolve(path)} was ${now ? "replaced by another file" : "deleted"} while this server had it open`;
+  };
 }

@@ -41,8 +41,8 @@ async function main() {
   }
 
   const runtime = await createRuntime(config, { authSource });
-  const { db, client } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
-  const deps = { ...runtime, db };
+  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  const deps = { ...runtime, db, databaseFileProblem };
   const app = createApp(() => deps);
 
   const server = serveNode(app, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {

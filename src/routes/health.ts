@@ -8,7 +8,9 @@ const health = createRoute({
   method: "get",
   path: "/health",
   tags: ["operations"],
-  summary: "Liveness, including the database",
+  summary: "Liveness, including that the database can be written",
+  description:
+    "503 with the reason when the database is unreachable or read-only, or (Node's embedded file) when the file at its path is no longer the one the server opened.",
   responses: {
     200: { description: "Healthy", content: { "application/json": { schema: z.object({ status: z.literal("ok") }) } } },
     ...errorResponses(503),
@@ -16,11 +18,22 @@ const health = createRoute({
 });
 
 export const healthRoutes = createRouter().openapi(health, async (c) => {
+  const { db, log, databaseFileProblem } = c.var.deps;
+  const fileProblem = databaseFileProblem?.();
+  if (fileProblem) {
+    log.error("health check: database file", { requestId: c.var.requestId, problem: fileProblem });
+    // The path is the operator's business (it is in the log), not whoever asks /health.
+    throw new ApiError(503, "the database file was deleted or replaced while the server had it open; restart the server");
+  }
   try {
-    await c.var.deps.db.run(sql`select 1`);
+    // A write that changes nothing: it still needs the write lock, so it fails where a write
+    // would (a read-only file, mount or replica), on libSQL and D1 alike, with no table of
+    // its own and no transaction (D1 has none outside batches).
+    await db.run(sql`delete from plants where 0`);
   } catch (err) {
-    c.var.deps.log.error("health check: database unreachable", { requestId: c.var.requestId, err });
-    throw new ApiError(503, "the database is unreachable");
+    log.error("health check: database cannot be written", { requestId: c.var.requestId, err });
+    const readOnly = /readonly|read-only|read only/i.test(`${(err as { code?: string }).code ?? ""} ${String(err)} ${String((err as Error).cause ?? "")}`);
+    throw new ApiError(503, readOnly ? "the database is read-only: writes fail" : "the database is unreachable or cannot be written");
   }
   return c.json({ status: "ok" as const }, 200);
 });

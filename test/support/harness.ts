@@ -62,7 +62,7 @@ export async function createHarness(
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
-  const { client, db } = await openDatabase(`file:${dbFile}`);
+  const { client, db, databaseFileProblem } = await openDatabase(`file:${dbFile}`);
   // Count round trips at the driver, the network boundary in production (Turso).
   let trips = 0;
   for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
@@ -81,7 +81,7 @@ export async function createHarness(
     ...options.env,
   });
   const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi });
-  const deps: Deps = { ...runtime, db };
+  const deps: Deps = { ...runtime, db, databaseFileProblem };
   const app = createApp(() => deps);
   let server: ServerType | undefined;
 
