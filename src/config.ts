@@ -78,6 +78,12 @@ const ConfigSchema = z.object({
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  // Failed authentications per client address per minute (Node; Workers use the
+  // AUTH_FAILURE_LIMITER binding's own limit). 0 turns the limit off on both.
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
+  // Node behind a reverse proxy: the header the proxy puts the client's address in
+  // (its last comma-separated entry counts). Unset: the socket's peer address.
+  CLIENT_IP_HEADER: optionalText.refine((v) => v === undefined || /^[A-Za-z0-9-]+$/.test(v), { message: "must be a header name" }),
   CORS_ORIGINS: z
     .string()
     .default("*")

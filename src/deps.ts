@@ -1,8 +1,9 @@
+import type { Context } from "hono";
 import type { Config } from "./config";
 import type { Db } from "./db";
 import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/jwt";
 import { createLogger, type Logger } from "./log";
-import { createRateLimiter, type RateLimiter } from "./auth/rate-limit";
+import { createRateLimiter, unlimited, type MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit";
 import { createModelRegistry, type ModelRegistry } from "./models/registry";
 import type { WorkersAiBinding } from "./models/workers-ai";
 import type { Principal } from "./auth/credentials";
@@ -17,7 +18,9 @@ export interface Runtime {
   /** The chat models, bound to their providers as configured. */
   models: ModelRegistry;
   /** Requests per user per minute on this instance (RATE_LIMIT_PER_MINUTE). */
-  rateLimiter: RateLimiter;
+  rateLimiter: MemoryRateLimiter;
+  /** Failed authentications per client address (AUTH_FAILURES_PER_MINUTE). */
+  authFailureLimiter: RateLimiter;
 }
 
 /** What every request gets from its entry: the runtime plus a database handle. */
@@ -28,6 +31,11 @@ export interface Deps extends Runtime {
    * this process opened (deleted or replaced), or null while it is. For the health check.
    */
   databaseFileProblem?: () => string | null;
+  /**
+   * The address of the client that sent the request, as the entry can know it (Node: the
+   * socket's peer; Workers: CF-Connecting-IP), or undefined when it cannot.
+   */
+  clientAddress?: (c: Context) => string | undefined;
 }
 
 export interface AppEnv {
@@ -45,6 +53,8 @@ export interface RuntimeOptions {
   log?: Logger;
   /** The Workers AI binding, which can serve svc-70b on Workers. */
   workersAi?: WorkersAiBinding;
+  /** Overrides the in-memory failed-authentication limit (Workers: the rate-limiting binding). */
+  authFailureLimiter?: RateLimiter;
 }
 
 /** The JWT key source the configuration names, or undefined when none is set. */
@@ -73,5 +83,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     }),
     models: createModelRegistry(config, { workersAi: options.workersAi }),
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    authFailureLimiter:
+      config.AUTH_FAILURES_PER_MINUTE === 0
+        ? unlimited
+        : (options.authFailureLimiter ?? createRateLimiter(config.AUTH_FAILURES_PER_MINUTE)),
   };
 }

@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
+import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Context } from "hono";
 import type { AddressInfo } from "node:net";
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -42,7 +44,7 @@ async function main() {
 
   const runtime = await createRuntime(config, { authSource });
   const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
-  const deps = { ...runtime, db, databaseFileProblem };
+  const deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER) };
   const app = createApp(() => deps);
 
   const server = serveNode(app, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
@@ -86,6 +88,20 @@ export function serveNode(app: App, options: { port: number; hostname: string },
   );
   server.on("clientError", answerClientError);
   return server;
+}
+
+/**
+ * The client's address on Node: the socket's peer, or, behind a reverse proxy that says so
+ * in CLIENT_IP_HEADER, the last entry of that header (the one the proxy itself added).
+ * X-Forwarded-For and the like are never trusted unless configured: any client can send
+ * them. Undefined for a request that came through no socket (app.request in tests).
+ */
+export function nodeClientAddress(header: string | undefined): (c: Context) => string | undefined {
+  return (c) => {
+    const forwarded = header ? c.req.header(header)?.split(",").at(-1)?.trim() : undefined;
+    if (forwarded) return forwarded;
+    return (c.env as { incoming?: unknown } | undefined)?.incoming ? getConnInfo(c).remote.address : undefined;
+  };
 }
 
 /** All request headers together, the request line included. */

@@ -1,6 +1,7 @@
-import type { D1Database, ExecutionContext, ScheduledController } from "@cloudflare/workers-types";
+import type { D1Database, ExecutionContext, RateLimit, ScheduledController } from "@cloudflare/workers-types";
 import { createClient } from "@libsql/client/web";
 import { createApp } from "./app";
+import { rateLimiterFromBinding, unlimited } from "./auth/rate-limit";
 import { parseConfig } from "./config";
 import { dbFromD1, dbFromLibsql, type Db } from "./db";
 import { createRuntime, type Runtime } from "./deps";
@@ -11,6 +12,8 @@ export interface Env {
   DB?: D1Database;
   /** Workers AI: serves svc-70b when SVC_MODEL_BASE_URL is not set. */
   AI?: WorkersAiBinding;
+  /** Failed authentications per client address, counted by Cloudflare (wrangler.toml). */
+  AUTH_FAILURE_LIMITER?: RateLimit;
   [variable: string]: unknown;
 }
 
@@ -18,7 +21,12 @@ export interface Env {
 // Nothing here holds I/O objects, which Workers forbid sharing between requests.
 let runtime: Promise<Runtime> | undefined;
 function runtimeFor(env: Env): Promise<Runtime> {
-  runtime ??= createRuntime(parseConfig(env), { workersAi: env.AI }).catch((err) => {
+  runtime ??= createRuntime(parseConfig(env), {
+    workersAi: env.AI,
+    // A per-isolate counter would let each isolate allow the limit on its own: without the
+    // binding there is no limit on Workers.
+    authFailureLimiter: env.AUTH_FAILURE_LIMITER ? rateLimiterFromBinding(env.AUTH_FAILURE_LIMITER) : unlimited,
+  }).catch((err) => {
     runtime = undefined;
     throw err;
   });
@@ -36,8 +44,11 @@ function databaseFor(env: Env, rt: Runtime): Db {
 
 const app = createApp(async (c) => {
   const rt = await runtimeFor(c.env as Env);
-  return { ...rt, db: databaseFor(c.env as Env, rt) };
+  return { ...rt, db: databaseFor(c.env as Env, rt), clientAddress };
 });
+
+/** Cloudflare puts the address of the client that reached it here; clients cannot forge it. */
+const clientAddress = (c: { req: { header(name: string): string | undefined } }) => c.req.header("CF-Connecting-IP");
 
 export default {
   fetch: app.fetch,

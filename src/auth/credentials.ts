@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
 import { ApiError } from "../errors";
@@ -26,22 +27,27 @@ function unauthorized(message: string, error?: "invalid_request" | "invalid_toke
  */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const { db, verifyJwt, now, log, rateLimiter } = c.var.deps;
-  const credential = readCredential(c.req.header("X-API-Key"), c.req.header("Authorization"));
 
   let key: Awaited<ReturnType<typeof findApiKey>> = null;
-  if (credential.kind === "api-key") {
-    key = await findApiKey(db, credential.value);
-    if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
-    c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
-  } else {
-    let identity: Identity;
-    try {
-      identity = await verifyJwt(credential.value);
-    } catch (err) {
-      if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
-      throw err;
+  try {
+    const credential = readCredential(c.req.header("X-API-Key"), c.req.header("Authorization"));
+    if (credential.kind === "api-key") {
+      key = await findApiKey(db, credential.value);
+      if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
+      c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
+    } else {
+      let identity: Identity;
+      try {
+        identity = await verifyJwt(credential.value);
+      } catch (err) {
+        if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
+        throw err;
+      }
+      c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
     }
-    c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) await countFailure(c);
+    throw err;
   }
 
   const verdict = rateLimiter.take(c.var.principal.userId, now());
@@ -66,6 +72,27 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
 });
+
+/**
+ * Counts a refused credential against the client's address, and answers 429 instead of
+ * 401 past AUTH_FAILURES_PER_MINUTE. Only failures count, so whoever holds a valid
+ * credential is never slowed by what others at the same address get wrong; a request with
+ * no credential at all is not a failure (a browser before login).
+ */
+async function countFailure(c: Context<AppEnv>): Promise<void> {
+  if (c.req.header("X-API-Key") === undefined && c.req.header("Authorization") === undefined) return;
+  const { authFailureLimiter, clientAddress, now } = c.var.deps;
+  const client = clientAddress?.(c);
+  if (!client) return;
+  const verdict = await authFailureLimiter.take(client, now());
+  if (!verdict.ok) {
+    throw new ApiError(
+      429,
+      `too many failed authentications from this address; check the credential, then retry in ${verdict.retryAfterSeconds} s`,
+      { "Retry-After": String(verdict.retryAfterSeconds) },
+    );
+  }
+}
 
 /** For what only a signed-in person may do (managing API keys): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {

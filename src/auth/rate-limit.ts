@@ -1,19 +1,31 @@
+import type { RateLimit } from "@cloudflare/workers-types";
+
+export type Verdict = { ok: true } | { ok: false; retryAfterSeconds: number };
+
 /**
- * A per-instance, fixed-window request limit per user: a guard against runaway clients
- * and scripts, not a quota (credits are the quota, and they hold across every instance).
- * State is a cache that may be lost at any time, as DESIGN.md allows; on Workers each
- * isolate counts on its own.
+ * A fixed-window limit on events per key (a user, a client address): a guard against
+ * runaway clients and scripts, not a quota (credits are the quota, and they hold across
+ * every instance).
  */
 export interface RateLimiter {
-  /** Counts one request; when over the limit, the seconds until the window resets. */
-  take(key: string, now: Date): { ok: true } | { ok: false; retryAfterSeconds: number };
+  /** Counts one event; when over the limit, the seconds until the key may try again. */
+  take(key: string, now: Date): Verdict | Promise<Verdict>;
+}
+
+/** An in-memory limiter: it knows its limit and answers at once. */
+export interface MemoryRateLimiter extends RateLimiter {
   readonly perMinute: number;
+  take(key: string, now: Date): Verdict;
 }
 
 const WINDOW_MS = 60_000;
 const MAX_TRACKED = 50_000;
 
-export function createRateLimiter(perMinute: number): RateLimiter {
+/**
+ * Counts in this process's memory: exact on one Node server. State is a cache that may be
+ * lost at any time, as DESIGN.md allows; on Workers each isolate would count on its own.
+ */
+export function createRateLimiter(perMinute: number): MemoryRateLimiter {
   const windows = new Map<string, { start: number; count: number }>();
   return {
     perMinute,
@@ -35,3 +47,20 @@ export function createRateLimiter(perMinute: number): RateLimiter {
     },
   };
 }
+
+/**
+ * Cloudflare's Rate Limiting binding (`[[ratelimits]]` in wrangler.toml): counted by
+ * Cloudflare per location, shared by every isolate there. Its limit and period are the
+ * binding's; it does not say when its window turns, so a refusal asks for a full period.
+ */
+export function rateLimiterFromBinding(binding: RateLimit, periodSeconds = 60): RateLimiter {
+  return {
+    async take(key) {
+      const { success } = await binding.limit({ key });
+      return success ? { ok: true } : { ok: false, retryAfterSeconds: periodSeconds };
+    },
+  };
+}
+
+/** For a limit that is turned off. */
+export const unlimited: RateLimiter = { take: () => ({ ok: true }) };

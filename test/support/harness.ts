@@ -10,7 +10,7 @@ import { createRuntime, type Deps } from "../../src/deps";
 import type { Logger } from "../../src/log";
 import type { WorkersAiBinding } from "../../src/models/workers-ai";
 import { openDatabase } from "../../src/open-database";
-import { serveNode } from "../../src/server";
+import { nodeClientAddress, serveNode } from "../../src/server";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 
 /** A clock the test moves by hand. */
@@ -81,7 +81,7 @@ export async function createHarness(
     ...options.env,
   });
   const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi });
-  const deps: Deps = { ...runtime, db, databaseFileProblem };
+  const deps: Deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER) };
   const app = createApp(() => deps);
   let server: ServerType | undefined;
 

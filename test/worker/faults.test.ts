@@ -22,3 +22,29 @@ describe("the Worker under faulty input", () => {
     expect(await (await call("/plants", { headers: auth })).json()).toEqual([]);
   });
 });
+
+describe("failed authentication on Workers", () => {
+  it("is limited per CF-Connecting-IP by the rate-limiting binding, never the valid user", async () => {
+    const from = (ip: string, headers: Record<string, string> = {}) => ({ headers: { "CF-Connecting-IP": ip, ...headers } });
+    // The binding counts in real time: the run may cross into a new minute once, so the
+    // first 429 comes after 30 failures and at most 60 (never sooner, never not at all).
+    let failures = 0;
+    let refused: Response | undefined;
+    while (!refused && failures <= 61) {
+      const res = await call("/plants", from("203.0.113.7", { "X-API-Key": `sk_random-${failures}` }));
+      if (res.status === 429) refused = res;
+      else {
+        expect(res.status).toBe(401);
+        await res.body?.cancel();
+        failures++;
+      }
+    }
+    expect(failures).toBeGreaterThanOrEqual(30);
+    expect(failures).toBeLessThanOrEqual(60);
+    expect(refused!.headers.get("Retry-After")).toBe("60");
+    expect(await refused!.json()).toEqual({ error: 429, message: expect.stringMatching(/too many failed authentications/) });
+
+    expect((await call("/plants", from("203.0.113.7", await signIn("valid-user")))).status).toBe(200);
+    expect((await call("/plants", from("198.51.100.9", { "X-API-Key": "sk_random" }))).status).toBe(401);
+  });
+});
