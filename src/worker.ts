@@ -42,13 +42,13 @@ function databaseFor(env: Env, rt: Runtime): Db {
   throw new Error("no database: set DATABASE_URL (libSQL/Turso) or bind a D1 database as DB");
 }
 
+/** Cloudflare puts the address of the client that reached it here; clients cannot forge it. */
+const clientAddress = (c: { req: { header(name: string): string | undefined } }) => c.req.header("CF-Connecting-IP");
+
 const app = createApp(async (c) => {
   const rt = await runtimeFor(c.env as Env);
   return { ...rt, db: databaseFor(c.env as Env, rt), clientAddress };
 });
-
-/** Cloudflare puts the address of the client that reached it here; clients cannot forge it. */
-const clientAddress = (c: { req: { header(name: string): string | undefined } }) => c.req.header("CF-Connecting-IP");
 
 export default {
   fetch: app.fetch,

@@ -98,6 +98,14 @@ describe("the client address", () => {
       expect((await send("7.7.7.7, 10.0.0.1")).status).toBe(401);
       expect((await send("10.0.0.1")).status).toBe(429);
       expect((await send("10.0.0.2")).status).toBe(401);
+      // An IPv6 client holds a whole /64: its addresses share one count.
+      expect((await send("2001:db8:1:2::1")).status).toBe(401);
+      expect((await send("2001:db8:1:2:ffff:0:0:7")).status).toBe(401);
+      expect((await send("2001:0db8:0001:0002::abcd")).status).toBe(429);
+      expect((await send("2001:db8:1:3::1")).status).toBe(401);
+      // An IPv4 address written as IPv6 is that IPv4 address.
+      expect((await send("::ffff:10.0.0.2")).status).toBe(401);
+      expect((await send("::FFFF:10.0.0.2")).status).toBe(429);
     } finally {
       await trusting.close();
     }

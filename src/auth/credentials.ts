@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
 import { ApiError } from "../errors";
 import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
+import { clientKey } from "./rate-limit";
 import { userIdFor } from "./identity";
 import { InvalidTokenError, type Identity } from "./jwt";
 
@@ -84,7 +85,7 @@ async function countFailure(c: Context<AppEnv>): Promise<void> {
   const { authFailureLimiter, clientAddress, now } = c.var.deps;
   const client = clientAddress?.(c);
   if (!client) return;
-  const verdict = await authFailureLimiter.take(client, now());
+  const verdict = await authFailureLimiter.take(clientKey(client), now());
   if (!verdict.ok) {
     throw new ApiError(
       429,

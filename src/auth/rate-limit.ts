@@ -62,5 +62,22 @@ export function rateLimiterFromBinding(binding: RateLimit, periodSeconds = 60): 
   };
 }
 
+/**
+ * The key a client address is counted under. An IPv6 client is usually given a whole /64
+ * and can pick any address in it, so the /64 is one client; an IPv4 address written as
+ * IPv6 (`::ffff:1.2.3.4`) is that IPv4 address.
+ */
+export function clientKey(address: string): string {
+  const plain = address.replace(/%.*$/, "").toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(plain);
+  if (mapped) return mapped[1]!;
+  if (!plain.includes(":")) return plain;
+  const [head = "", tail] = plain.split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16)).join(":")}::/64`;
+}
+
 /** For a limit that is turned off. */
 export const unlimited: RateLimiter = { take: () => ({ ok: true }) };
