@@ -99,7 +99,8 @@ const patchMe = authenticatedRoute({
   path: "/me",
   tags: ["profile"],
   summary: "Update the caller's profile; absent fields stay, preferences merge",
-  request: { body: { required: true, content: { "application/json": { schema: ProfilePatchSchema } } } },
+  // No body changes nothing, as `{}` does.
+  request: { body: { required: false, content: { "application/json": { schema: ProfilePatchSchema } } } },
   responses: { 200: profileReply },
 });
 
