@@ -456,6 +456,24 @@ describe("the contract walk over /openapi.json", () => {
     expect(theirs.map((f) => `${f.operation} | ${f.case}`).filter((name) => !knownOnChatRoutes.includes(name))).toEqual([]);
   });
 
+  it("documents only examples that its own schemas accept", () => {
+    const wrong: string[] = [];
+    let checked = 0;
+    const visit = (node: unknown, at: string) => {
+      if (!node || typeof node !== "object") return;
+      const schema = node as Schema;
+      if (schema.example !== undefined && typeof schema.type === "string" && !schema.properties && !schema.$ref) {
+        const { example, ...rest } = schema;
+        checked++;
+        if (!ajv.validate(rest, example)) wrong.push(`${at}: ${JSON.stringify(example)} (${ajv.errorsText()})`);
+      }
+      for (const [k, v] of Object.entries(schema)) visit(v, `${at}/${k}`);
+    };
+    visit(doc, "");
+    expect(checked).toBeGreaterThan(20);
+    expect(wrong).toEqual([]);
+  });
+
   it("answers every method a documented path does not serve with 405 and the Allow it documents", async () => {
     const mismatches: string[] = [];
     const token = await h.signIn("method prober");

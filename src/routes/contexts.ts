@@ -6,15 +6,16 @@ import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "
 import { authenticatedRoute } from "./authenticated-route";
 import { encodeCursor, pageQuery } from "./paging";
 import { intQuery } from "./query";
+import { serviceId } from "./ids";
 import { text } from "./text";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 
 export const ContextSchema = z
   .object({
-    id: z.string().openapi({ example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }),
+    id: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
     name: z.string().openapi({ example: "Repotting the monstera" }),
-    groupId: z.string().nullable().openapi({ example: null }),
+    groupId: serviceId("grp", "grp_Jx0vN2b4QmS8cD1eF5gH7w").nullable(),
     messageCount: z.number().int().openapi({ example: 12 }),
     createdAt: iso,
     updatedAt: iso,
@@ -23,7 +24,7 @@ export const ContextSchema = z
 
 const MessageSchema = z
   .object({
-    id: z.string(),
+    id: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA"),
     role: z.enum(["user", "assistant"]),
     content: z.string(),
     model: z.string().optional().openapi({ example: "svc-70b" }),
@@ -129,9 +130,9 @@ const searchRoute = authenticatedRoute({
             .object({
               items: z.array(
                 z.object({
-                  contextId: z.string(),
+                  contextId: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
                   contextName: z.string(),
-                  messageId: z.string().nullable(),
+                  messageId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA").nullable(),
                   snippet: z.string().openapi({ example: "…when to **repot** a **monstera**: in spring…" }),
                   createdAt: iso,
                 }),

@@ -3,6 +3,7 @@ import { createRouter } from "../router";
 import { getCredits } from "../services/credits";
 import { listUsageMessages, usageByDay } from "../services/usage";
 import { authenticatedRoute } from "./authenticated-route";
+import { serviceId } from "./ids";
 import { encodeCursor, pageQuery } from "./paging";
 import { intQuery } from "./query";
 
@@ -49,7 +50,9 @@ const UsageItemSchema = z
   .object({
     at: z.string().openapi({ example: "2026-11-22T12:00:00.000Z" }),
     model: z.string().openapi({ example: "svc-70b" }),
-    contextId: z.string().nullable().openapi({ description: "Null for messages sent without a context (/v1)" }),
+    contextId: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A")
+      .nullable()
+      .openapi({ description: "Null for messages sent without a context (/v1)" }),
     credits: z.number().int(),
   })
   .openapi("UsageItem");

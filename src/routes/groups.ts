@@ -4,13 +4,14 @@ import { createRouter } from "../router";
 import { createGroup, deleteGroup, listGroups, renameGroup } from "../services/groups";
 import { authenticatedRoute } from "./authenticated-route";
 import { Id } from "./contexts";
+import { serviceId } from "./ids";
 import { text } from "./text";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 
 const GroupSchema = z
   .object({
-    id: z.string().openapi({ example: "grp_Jx0vN2b4QmS8cD1eF5gH7w" }),
+    id: serviceId("grp", "grp_Jx0vN2b4QmS8cD1eF5gH7w"),
     name: z.string().openapi({ example: "Succulents" }),
     contextCount: z.number().int().openapi({ description: "How many contexts are in the group", example: 3 }),
     createdAt: iso,

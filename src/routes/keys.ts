@@ -4,6 +4,7 @@ import { createRouter } from "../router";
 import { MAX_API_KEYS_PER_USER, createApiKey, listApiKeys, revokeApiKey, type ApiKeySummary } from "../services/api-keys";
 import { Id } from "./contexts";
 import { DisplayName } from "./display-name";
+import { serviceId } from "./ids";
 import { authenticatedRoute } from "./authenticated-route";
 
 const DEFAULT_KEY_NAME = "default";
@@ -27,7 +28,7 @@ const NewApiKeySchema = z
 
 const ApiKeySchema = z
   .object({
-    id: z.string().openapi({ example: "key_Jm2Hq8X0b6sVt1cYwE4rLg" }),
+    id: serviceId("key", "key_Jm2Hq8X0b6sVt1cYwE4rLg"),
     name: z.string().openapi({ example: "laptop CLI" }),
     prefix: z.string().openapi({ example: "sk_Ab3dE7gH", description: "The visible start of the key" }),
     createdAt: z.string().openapi({ format: "date-time" }),

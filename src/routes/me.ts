@@ -4,6 +4,7 @@ import { MODEL_CATALOG, isKnownModel } from "../models/catalog";
 import { createRouter } from "../router";
 import { getProfile, updateProfile, type Profile } from "../services/profile";
 import { DisplayName } from "./display-name";
+import { serviceId } from "./ids";
 import { authenticatedRoute } from "./authenticated-route";
 
 const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
@@ -70,7 +71,7 @@ const ProfilePatchSchema = z
 
 const ProfileSchema = z
   .object({
-    id: z.string().openapi({ example: "usr_3q2-7wEjU8n5Rk1vLxZc9A" }),
+    id: serviceId("usr", "usr_3q2-7wEjU8n5Rk1vLxZc9A"),
     name: z.string(),
     avatarUrl: z.string().nullable(),
     preferences: PreferencesSchema,

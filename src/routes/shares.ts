@@ -8,6 +8,7 @@ import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, 
 import { authenticatedRoute } from "./authenticated-route";
 import { Id } from "./contexts";
 import { errorResponses } from "./errors";
+import { serviceId } from "./ids";
 import { encodeCursor, pageQuery } from "./paging";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
@@ -15,7 +16,7 @@ const MAX_EXPIRES_IN = 365 * 24 * 3600;
 
 const ShareLinkSchema = z
   .object({
-    token: z.string().openapi({ example: "shr_kP3x9QeZ0aB7cD2fG4hJ6w" }),
+    token: serviceId("shr", "shr_kP3x9QeZ0aB7cD2fG4hJ6w"),
     url: z.string().openapi({ example: "https://api.example.com/shared/shr_kP3x9QeZ0aB7cD2fG4hJ6w" }),
     createdAt: iso,
     expiresAt: iso.nullable().openapi({ description: "When the link stops working; null: never" }),
@@ -109,7 +110,7 @@ const listRoute = authenticatedRoute({
         "application/json": {
           schema: z
             .object({
-              items: z.array(ShareLinkSchema.extend({ contextId: z.string(), name: z.string() })),
+              items: z.array(ShareLinkSchema.extend({ contextId: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"), name: z.string() })),
               nextCursor: z.string().nullable(),
             })
             .openapi("ShareList"),
