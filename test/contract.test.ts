@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
@@ -454,6 +455,13 @@ describe("the contract walk over /openapi.json", () => {
     const theirs = findings.filter((f) => isChatRoute(f.operation));
     if (theirs.length > 0) console.warn(`contract walk, chat routes:\n${theirs.map((f) => `${f.operation} | ${f.case}: ${f.problem}`).join("\n")}`);
     expect(theirs.map((f) => `${f.operation} | ${f.case}`).filter((name) => !knownOnChatRoutes.includes(name))).toEqual([]);
+  });
+
+  it("has every operation of the document described in docs/api.md", () => {
+    const reference = readFileSync(new URL("../docs/api.md", import.meta.url), "utf8");
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(operations.length).toBeGreaterThanOrEqual(31);
+    expect(operations.filter((op) => !reference.includes(`\`${op}\``))).toEqual([]);
   });
 
   it("documents only examples that its own schemas accept", () => {
