@@ -173,7 +173,8 @@ function variants(raw: Schema, inQuery: boolean): Array<{ label: string; value: 
       out.push({ label: `${maxLength + 1} characters (maxLength + 1)`, value: stringOf(base, maxLength + 1) });
     }
     if (maxLength === undefined) out.push({ label: "10,000 characters", value: stringOf(base, 10_000) });
-    if (schema.pattern) out.push({ label: "a control character", value: "\u0001" });
+    out.push({ label: "a control character", value: `${stringOf(base, Math.max((minLength ?? 1) - 1, 0))}\u0001`.slice(-(maxLength ?? 10)) });
+    if ((minLength ?? 0) >= 1) out.push({ label: "only spaces", value: " ".repeat(Math.min(Math.max(minLength, 3), maxLength ?? 3)) });
     if (!inQuery) out.push({ label: "a number instead of a string", value: 12345 });
   }
   if (type === "integer" || type === "number") {
@@ -429,8 +430,17 @@ const knownOnChatRoutes = [
   "POST /v1/chat/completions | body n: null",
   // Documented as any string; only "text" is taken.
   "POST /v1/chat/completions | body response_format.type: 10,000 characters",
-  // services/completions.ts quotes the whole model name it does not know.
+  "POST /v1/chat/completions | body response_format.type: a control character",
+  // Documented as 1..32,000 characters; a blank message is refused.
+  "POST /chat/send | body message: only spaces",
+  // services/completions.ts and services/chat.ts quote model names and context ids whole,
+  // control characters included.
   "GET /v1/models/{model} | path model: 10,000 characters",
+  "GET /v1/models/{model} | path model: a control character",
+  "POST /v1/chat/completions | body model: a control character",
+  "POST /v1/chat/completions | body context_id: a control character",
+  "POST /chat/send | body model: a control character",
+  "POST /chat/send | body contextId: a control character",
 ];
 
 describe("the contract walk over /openapi.json", () => {
