@@ -26,7 +26,7 @@ interface Parameter {
 interface Operation {
   parameters?: Parameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
-  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+  responses: Record<string, { content?: Record<string, { schema: Schema }>; headers?: Record<string, { required?: boolean }> }>;
   security?: unknown[];
 }
 
@@ -381,6 +381,9 @@ async function check(method: string, path: string, op: Operation, c: Case) {
 
   const documented = op.responses[String(res.status)];
   if (!documented) return found(`status ${res.status} is not documented: ${text.slice(0, 200)}`);
+  for (const [name, header] of Object.entries(documented.headers ?? {})) {
+    if (header.required && !res.headers.has(name)) found(`the documented header ${name} is missing`);
+  }
   const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
   if (documented.content) {
     const media = documented.content[type];
