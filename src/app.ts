@@ -2,9 +2,10 @@ import { swaggerUI } from "@hono/swagger-ui";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
+import { createMiddleware } from "hono/factory";
 import { requestId } from "hono/request-id";
 import type { AppEnv, Deps } from "./deps";
-import { ApiError, type ErrorBody } from "./errors";
+import { ApiError, excerpt, type ErrorBody } from "./errors";
 import { limitBodySize, parseJsonBody } from "./json-body";
 import { createRouter } from "./router";
 import { chatRoutes } from "./routes/chat";
@@ -15,7 +16,7 @@ import { healthRoutes } from "./routes/health";
 import { keyRoutes } from "./routes/keys";
 import { meRoutes } from "./routes/me";
 import { modelRoutes } from "./routes/models";
-import { openAiErrors, openAiRoutes } from "./routes/openai";
+import { openAiErrorBody, openAiRoutes } from "./routes/openai";
 import { plantRoutes } from "./routes/plants";
 import { shareRoutes } from "./routes/shares";
 
@@ -52,8 +53,8 @@ export function createApp(resolveDeps: DepsResolver) {
       maxAge: 86_400,
     }),
   );
-  // Before the body parsers, so their errors on /v1 are answered in OpenAI's shape too.
-  app.use("/v1/*", openAiErrors);
+  // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.
+  app.use(methodNotAllowed(() => app.routes));
   app.use(limitBodySize, parseJsonBody);
 
   app.route("/", healthRoutes);
@@ -79,37 +80,36 @@ export function createApp(resolveDeps: DepsResolver) {
     info: {
       title: "Plant Store and Assistant Chat",
       version: "1.0.0",
-      description: "Plants, chat with language models, contexts, credits and API keys. Errors are `{ error, message }`.",
+      description:
+        "Plants, chat with language models, contexts, credits and API keys. Errors are `{ error, message }` " +
+        "(on /v1, OpenAI's `{ error: { message, type, param, code } }`). Request bodies are JSON of at most 1 MiB; " +
+        "text fields count characters as Unicode code points and must not contain U+0000. A path asked with a " +
+        "method it does not serve answers 405 with `Allow`. See docs/api.md.",
+      // OpenAPI 3.1's SPDX `identifier`, which the generator's 3.0-era type does not know.
+      license: { name: "MIT", identifier: "MIT" } as { name: string },
     },
   });
   // The page loads Swagger UI from a CDN, pinned so that what it renders does not drift.
   app.get("/docs", swaggerUI({ url: "/openapi.json", version: "5.17.14" }));
 
-  const methodsOf = allowedMethods(app.routes);
   app.notFound((c) => {
-    const allowed = methodsOf(c.req.path);
-    if (allowed.length > 0) {
-      return c.json<ErrorBody>(
-        { error: 405, message: `${c.req.method} is not supported on ${c.req.path}; use ${allowed.join(", ")}` },
-        405,
-        { Allow: allowed.join(", ") },
-      );
-    }
-    return c.json<ErrorBody>({ error: 404, message: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404);
+    throw new ApiError(404, `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}`);
   });
   app.onError((err, c) => {
-    if (err instanceof ApiError) {
-      return c.json<ErrorBody>({ error: err.status, message: err.message }, err.status, err.headers);
+    let error: ApiError;
+    if (err instanceof ApiError) error = err;
+    else if (err instanceof HTTPException && err.status < 500) error = new ApiError(err.status as 400, err.message || "bad request");
+    else {
+      const log = c.var.deps?.log ?? console;
+      log.error("unhandled error", { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
+      error = new ApiError(500, `internal error; quote request id ${c.var.requestId} when reporting it`);
     }
-    if (err instanceof HTTPException && err.status < 500) {
-      return c.json<ErrorBody>({ error: err.status, message: err.message || "bad request" }, err.status);
+    if (isOpenAiSurface(c.req.path)) {
+      // A model that is not configured stays so: the SDKs' automatic retries would only repeat it.
+      const retry: Record<string, string> = error.status === 503 ? { "x-should-retry": "false" } : {};
+      return c.json(openAiErrorBody(error), error.status, { ...error.headers, ...retry });
     }
-    const log = c.var.deps?.log ?? console;
-    log.error("unhandled error", { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
-    return c.json<ErrorBody>(
-      { error: 500, message: `internal error; quote request id ${c.var.requestId} when reporting it` },
-      500,
-    );
+    return c.json<ErrorBody>({ error: error.status, message: error.message }, error.status, error.headers);
   });
 
   return app;
@@ -117,13 +117,40 @@ export function createApp(resolveDeps: DepsResolver) {
 
 export type App = ReturnType<typeof createApp>;
 
+/** /v1 answers in OpenAI's error shape, everything else in the Error body. */
+const isOpenAiSurface = (path: string) => path === "/v1" || path.startsWith("/v1/");
+
 /**
- * The methods the app serves on a path, for a 405 with `Allow` when a path exists but not
- * with the method asked. Built once from the route table (middleware is method "ALL").
+ * 405 with `Allow` for a path the app serves, asked with a method it does not serve there.
+ * A literal route outranks a parameter: /contexts/search is not a context id, so PATCH on
+ * it is 405 rather than PATCH /contexts/{id}. Hono's methodNotAllowed middleware decides
+ * after routing, when /contexts/{id} has already taken such a request, so this decides
+ * before. Built from the route table on first use (routes are added after middleware).
  */
-function allowedMethods(routes: ReadonlyArray<{ method: string; path: string }>) {
-  const table = routes
-    .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
-    .map((r) => ({ method: r.method, pattern: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+")}/?$`) }));
-  return (path: string) => [...new Set(table.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: string }>) {
+  let literal: Map<string, Set<string>> | undefined;
+  let patterns: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  const build = () => {
+    literal = new Map();
+    const byPattern = new Map<string, Set<string>>();
+    for (const { method, path } of routesOf()) {
+      if (method === "ALL" || path.includes("*")) continue;
+      const table = path.includes(":") ? byPattern : literal;
+      const methods = table.get(path) ?? new Set<string>();
+      methods.add(method);
+      if (method === "GET") methods.add("HEAD");
+      table.set(path, methods);
+    }
+    patterns = [...byPattern].map(([path, methods]) => ({ pattern: new RegExp(`^${path.replace(/:[^/]+/g, "[^/]+")}$`), methods }));
+  };
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!literal) build();
+    const path = c.req.path;
+    const methods = literal!.get(path) ?? new Set(patterns.filter((p) => p.pattern.test(path)).flatMap((p) => [...p.methods]));
+    if (methods.size > 0 && !methods.has(c.req.method)) {
+      const allow = [...methods].join(", ");
+      throw new ApiError(405, `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { Allow: allow });
+    }
+    await next();
+  });
 }

@@ -1,9 +1,7 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
 import type { AppEnv } from "./deps";
-import { ApiError } from "./errors";
-
-type Issue = ZodError["issues"][number];
+import { ApiError, excerpt } from "./errors";
 
 const nouns: Record<string, string> = {
   string: "a string",
@@ -17,22 +15,23 @@ const nouns: Record<string, string> = {
 
 const units: Record<string, string> = { string: " characters", array: " items" };
 
+type RawIssue = Parameters<NonNullable<Parameters<typeof z.config>[0]>["customError"] & {}>[0];
+
 /**
- * zod's own wording ("Invalid input: expected number, received bigint") in words a person
- * can act on; messages a schema sets itself are kept as they are.
+ * zod's wording for the checks a schema leaves unworded, in words a person can act on.
+ * zod asks this only when the schema sets no message of its own, so those stay as written.
  */
-function explain(issue: Issue): string {
-  const own = !/^(Invalid input|Invalid option|Too small|Too big|Unrecognized key|Invalid string|Invalid URL|Invalid)/.test(issue.message);
-  if (own) return issue.message;
+function explain(issue: RawIssue): string | undefined {
   switch (issue.code) {
     case "invalid_type":
-      if (/received undefined$/.test(issue.message)) return "is required";
-      if (issue.expected === "int" || /received bigint$/.test(issue.message)) return issue.expected === "number" ? "must be a number in range" : "must be an integer";
+      if (issue.input === undefined) return "is required";
+      // The body parser hands integers past 2^53 over as bigint, which a number field refuses.
+      if (typeof issue.input === "bigint") return issue.expected === "number" ? "must be a number in range" : "must be an integer";
       return `must be ${nouns[issue.expected] ?? issue.expected}`;
     case "too_small": {
       const unit = units[issue.origin] ?? "";
       if (issue.origin === "string" && Number(issue.minimum) === 1) return "must not be empty";
-      return `must be at least ${issue.inclusive ? "" : "more than "}${issue.minimum}${unit}`.replace("at least more than", "more than");
+      return issue.inclusive ? `must be at least ${issue.minimum}${unit}` : `must be more than ${issue.minimum}${unit}`;
     }
     case "too_big": {
       const unit = units[issue.origin] ?? "";
@@ -40,22 +39,26 @@ function explain(issue: Issue): string {
     }
     case "invalid_value":
       return `must be one of: ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
-    case "unrecognized_keys":
-      return `unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}`;
+    case "unrecognized_keys": {
+      const keys = issue.keys.slice(0, 3).map((k) => JSON.stringify(excerpt(k)));
+      return `unknown field${issue.keys.length > 1 ? "s" : ""}: ${keys.join(", ")}${issue.keys.length > 3 ? ", …" : ""}`;
+    }
     case "invalid_format":
       return issue.format === "regex" ? "has the wrong format" : `must be a valid ${issue.format}`;
     default:
-      return issue.message;
+      return undefined;
   }
 }
+
+z.config({ customError: explain });
 
 /** One sentence naming each bad field, e.g. `name: must be at most 256 characters`. */
 export function describeZodError(error: ZodError, where: string): string {
   const problems = [
     ...new Set(
       error.issues.map((issue) => {
-        const path = issue.path.map(String).join(".");
-        return path ? `${path}: ${explain(issue)}` : explain(issue);
+        const path = issue.path.map((p) => excerpt(String(p))).join(".");
+        return path ? `${path}: ${issue.message}` : issue.message;
       }),
     ),
   ];

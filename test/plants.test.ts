@@ -186,10 +186,10 @@ describe("errors everywhere", () => {
     await expectError(await h.request("/no/such/thing"), 404);
   });
 
-  it("answers a known path with the wrong method with 405 and Allow", async () => {
+  it("answers a known path with the wrong method with 405 and Allow (HEAD goes with GET)", async () => {
     const res = await h.request("/plants", { method: "PUT", token: alice });
-    expect(res.headers.get("allow")).toBe("POST, GET");
-    await expectError(res, 405, /PUT is not supported on \/plants; use POST, GET/);
+    expect(res.headers.get("allow")).toBe("POST, GET, HEAD");
+    await expectError(res, 405, /PUT is not supported on \/plants; use POST, GET, HEAD/);
     expect((await h.request("/plants/12", { method: "GET", token: alice })).headers.get("allow")).toBe("DELETE");
   });
 

@@ -1,13 +1,13 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
-import { requireAuth } from "../auth/credentials";
 import type { AppEnv } from "../deps";
 import { ApiError, type ErrorBody } from "../errors";
 import { createRouter } from "../router";
 import { creditHeaders, startChat, type ChatReply } from "../services/chat";
 import { CreditsSchema } from "./credits";
-import { authenticated, errorResponses } from "./errors";
+import { authenticatedRoute } from "./authenticated-route";
+import { errorResponses } from "./errors";
 
 const MAX_MESSAGE_CHARS = 32_000;
 
@@ -49,7 +49,7 @@ const ChatReplySchema = z
   })
   .openapi("ChatReply");
 
-const send = createRoute({
+const send = authenticatedRoute({
   method: "post",
   path: "/chat/send",
   tags: ["chat"],
@@ -58,8 +58,6 @@ const send = createRoute({
     "Costs the model's credit price, charged before the model is called and refunded if it fails. " +
     "With `stream: true` the reply is `text/event-stream`: `data: {\"delta\"}` events, then `event: done` " +
     "with the reply without `response` (or `event: error` with an Error body, nothing charged).",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
     headers: IdempotencyHeaders,
     body: { required: true, content: { "application/json": { schema: ChatSendSchema } } },

@@ -1,28 +1,21 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { requireAuth } from "../auth/credentials";
-import { ApiError } from "../errors";
+import { z } from "@hono/zod-openapi";
+import { ApiError, excerpt } from "../errors";
 import { createRouter } from "../router";
-import {
-  createContext,
-  decodeCursor,
-  deleteContext,
-  encodeCursor,
-  getContext,
-  listContexts,
-  updateContext,
-  type GroupFilter,
-} from "../services/contexts";
+import { createContext, deleteContext, getContext, listContexts, updateContext, type GroupFilter } from "../services/contexts";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "../services/search";
-import { authenticated, errorResponses } from "./errors";
+import { authenticatedRoute } from "./authenticated-route";
+import { encodeCursor, pageQuery } from "./paging";
 import { intQuery } from "./query";
+import { serviceId } from "./ids";
+import { text } from "./text";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 
 export const ContextSchema = z
   .object({
-    id: z.string().openapi({ example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }),
+    id: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
     name: z.string().openapi({ example: "Repotting the monstera" }),
-    groupId: z.string().nullable().openapi({ example: null }),
+    groupId: serviceId("grp", "grp_Jx0vN2b4QmS8cD1eF5gH7w").nullable(),
     messageCount: z.number().int().openapi({ example: 12 }),
     createdAt: iso,
     updatedAt: iso,
@@ -31,7 +24,7 @@ export const ContextSchema = z
 
 const MessageSchema = z
   .object({
-    id: z.string(),
+    id: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA"),
     role: z.enum(["user", "assistant"]),
     content: z.string(),
     model: z.string().optional().openapi({ example: "svc-70b" }),
@@ -46,32 +39,24 @@ const ContextWithMessagesSchema = ContextSchema.extend({
   }),
 }).openapi("ContextWithMessages");
 
-const contextName = z
-  .string()
-  .trim()
-  .min(1, "must be 1..200 characters (not counting spaces around it)")
-  .max(200, "must be 1..200 characters (not counting spaces around it)")
-  .openapi({ example: "Repotting the monstera" });
+const contextName = text(1, 200, { trim: true, message: "must be 1..200 characters (not counting spaces around it)" }).openapi({
+  example: "Repotting the monstera",
+});
 
-const idParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
+/** Ids are this service's (`ctx_…`, `grp_…`); anything up to 100 characters is looked up, and is 404 if it is none. */
+export const Id = z.string().min(1).max(100);
 
-const listRoute = createRoute({
+const idParam = z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }) });
+const groupId = Id.openapi({ example: "grp_Jx0vN2b4QmS8cD1eF5gH7w" });
+
+const listRoute = authenticatedRoute({
   method: "get",
   path: "/contexts",
   tags: ["contexts"],
   summary: "List the caller's contexts, most recently updated first",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
-    query: z.object({
-      limit: intQuery(1, 100, 20),
-      cursor: z.string().optional().openapi({ description: "`nextCursor` of the previous page" }),
-      groupId: z
-        .string()
-        .min(1)
-        .max(100)
-        .optional()
-        .openapi({ description: "Only the contexts in this group; `none` for those in no group" }),
+    query: pageQuery(100, 20).extend({
+      groupId: groupId.optional().openapi({ description: "Only the contexts in this group; `none` for those in no group" }),
     }),
   },
   responses: {
@@ -83,34 +68,39 @@ const listRoute = createRoute({
         },
       },
     },
-    ...errorResponses(400, 401, 404),
   },
-});
+}, { errors: [404] });
 
-const createContextRoute = createRoute({
+const createContextRoute = authenticatedRoute({
   method: "post",
   path: "/contexts",
   tags: ["contexts"],
   summary: "Create an empty context",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
     body: {
       required: true,
       content: {
         "application/json": {
-          schema: z.object({ name: contextName, groupId: z.string().min(1).max(100).nullable().optional() }).openapi("NewContext"),
+          schema: z.object({ name: contextName, groupId: groupId.nullable().optional() }).openapi("NewContext"),
         },
       },
     },
   },
   responses: {
     201: { description: "The context", content: { "application/json": { schema: ContextSchema } } },
-    ...errorResponses(400, 401, 404, 413, 415),
   },
-});
+}, { errors: [404] });
 
-const searchRoute = createRoute({
+// The search words rule as a pattern for the document: 1..MAX_QUERY_TERMS runs of
+// non-space, non-control characters that hold a letter or digit, among any others.
+const SEP = "[\\s\\p{Cc}]";
+const NOISE = "[^\\s\\p{Cc}\\p{L}\\p{N}]";
+const WORD = `${NOISE}*[\\p{L}\\p{N}][^\\s\\p{Cc}]*`;
+const SEARCH_WORDS =
+  `^${SEP}*(?:${NOISE}+${SEP}+)*${WORD}` +
+  `(?:${SEP}+(?:${NOISE}+${SEP}+)*${WORD}){0,${MAX_QUERY_TERMS - 1}}(?:${SEP}+${NOISE}+)*${SEP}*$`;
+
+const searchRoute = authenticatedRoute({
   method: "get",
   path: "/contexts/search",
   tags: ["contexts"],
@@ -118,16 +108,16 @@ const searchRoute = createRoute({
   description:
     "Every word of `q` must occur (in any order, any case, accents ignored, English stems matched). " +
     "Quotes, operators and punctuation are searched as text. Matched words are marked `**` in the snippet.",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
     query: z.object({
-      q: z
-        .string()
-        .max(MAX_QUERY_LENGTH, `must be at most ${MAX_QUERY_LENGTH} characters`)
+      q: text(0, MAX_QUERY_LENGTH)
         .refine((q) => searchTerms(q).length > 0, "must contain at least one word with a letter or digit")
         .refine((q) => searchTerms(q).length <= MAX_QUERY_TERMS, `must hold at most ${MAX_QUERY_TERMS} words`)
-        .openapi({ example: "repot monstera" }),
+        .openapi({
+          example: "repot monstera",
+          pattern: SEARCH_WORDS,
+          description: `1 to ${MAX_QUERY_TERMS} words, a word being a run of non-space characters that holds a letter or digit`,
+        }),
       limit: intQuery(1, 50, 20),
     }),
   },
@@ -140,9 +130,9 @@ const searchRoute = createRoute({
             .object({
               items: z.array(
                 z.object({
-                  contextId: z.string(),
+                  contextId: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
                   contextName: z.string(),
-                  messageId: z.string().nullable(),
+                  messageId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA").nullable(),
                   snippet: z.string().openapi({ example: "…when to **repot** a **monstera**: in spring…" }),
                   createdAt: iso,
                 }),
@@ -152,37 +142,31 @@ const searchRoute = createRoute({
         },
       },
     },
-    ...errorResponses(400, 401),
   },
 });
 
-const getRoute = createRoute({
+const getRoute = authenticatedRoute({
   method: "get",
   path: "/contexts/{id}",
   tags: ["contexts"],
   summary: "A context with its latest messages (or those before `before`), oldest first",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
     params: idParam,
     query: z.object({
       limit: intQuery(1, 500, 100),
-      before: z.string().min(1).max(100).optional().openapi({ description: "A message id: return the messages before it" }),
+      before: Id.optional().openapi({ description: "A message id: return the messages before it" }),
     }),
   },
   responses: {
     200: { description: "The context", content: { "application/json": { schema: ContextWithMessagesSchema } } },
-    ...errorResponses(400, 401, 404),
   },
-});
+}, { errors: [404] });
 
-const patchRoute = createRoute({
+const patchRoute = authenticatedRoute({
   method: "patch",
   path: "/contexts/{id}",
   tags: ["contexts"],
   summary: "Rename a context, or move it into a group (or out of one with null)",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
     params: idParam,
     body: {
@@ -190,32 +174,29 @@ const patchRoute = createRoute({
       content: {
         "application/json": {
           schema: z
-            .object({ name: contextName.optional(), groupId: z.string().min(1).max(100).nullable().optional() })
+            .object({ name: contextName.optional(), groupId: groupId.nullable().optional() })
             .refine((p) => p.name !== undefined || p.groupId !== undefined, "send name, groupId or both")
-            .openapi("ContextPatch"),
+            .openapi("ContextPatch", { anyOf: [{ required: ["name"] }, { required: ["groupId"] }] }),
         },
       },
     },
   },
   responses: {
     200: { description: "The context", content: { "application/json": { schema: ContextSchema } } },
-    ...errorResponses(400, 401, 404, 413, 415),
   },
-});
+}, { errors: [404] });
 
-const deleteRoute = createRoute({
+const deleteRoute = authenticatedRoute({
   method: "delete",
   path: "/contexts/{id}",
   tags: ["contexts"],
   summary: "Delete a context with its messages, search entries and share link",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { params: idParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses(401, 404) },
-});
+  responses: { 204: { description: "Deleted" } },
+}, { errors: [404] });
 
-const contextNotFound = (id: string) => new ApiError(404, `context ${id} not found`);
-const groupNotFound = (id: string) => new ApiError(404, `group ${id} not found; list your groups with GET /groups`);
+const contextNotFound = (id: string) => new ApiError(404, `context ${excerpt(id)} not found`);
+const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found; list your groups with GET /groups`);
 
 // /contexts/search is registered before /contexts/{id}, which would otherwise take it.
 export const contextRoutes = createRouter()
@@ -224,9 +205,7 @@ export const contextRoutes = createRouter()
     return c.json({ items: await searchContexts(c.var.deps.db, c.var.principal.userId, q, limit) }, 200);
   })
   .openapi(listRoute, async (c) => {
-    const { limit, cursor, groupId } = c.req.valid("query");
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    if (after === null) throw new ApiError(400, "invalid query parameters: cursor: use the nextCursor of a previous page");
+    const { limit, cursor: after, groupId } = c.req.valid("query");
     const filter: GroupFilter =
       groupId === undefined ? { kind: "all" } : groupId === "none" ? { kind: "ungrouped" } : { kind: "group", groupId };
     const page = await listContexts(c.var.deps.db, c.var.principal.userId, { limit, after, filter });
@@ -246,7 +225,7 @@ export const contextRoutes = createRouter()
     const result = await getContext(c.var.deps.db, c.var.principal.userId, id, { limit, before });
     if (result.found) return c.json(result.context, 200);
     if (result.missing === "context") throw contextNotFound(id);
-    throw new ApiError(400, `invalid query parameters: before: ${before} is not a message of context ${id}`);
+    throw new ApiError(400, `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
   })
   .openapi(patchRoute, async (c) => {
     const { db, now } = c.var.deps;

@@ -14,4 +14,4 @@ export const DisplayName = z
     const length = Array.from(v).length;
     return length >= 1 && length <= 100 && !/\p{Cc}/u.test(v);
   }, MESSAGE)
-  .openapi({ minLength: 1, maxLength: 100 });
+  .openapi({ minLength: 1, maxLength: 100, pattern: "^[^\\p{Cc}]*[^\\p{Cc}\\s][^\\p{Cc}]*$" });

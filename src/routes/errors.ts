@@ -7,10 +7,8 @@ export const ErrorSchema = z
   })
   .openapi("Error");
 
-const errorContent = { "application/json": { schema: ErrorSchema } };
-
 const descriptions: Record<number, string> = {
-  400: "Bad request: malformed JSON, wrong types or out-of-range values",
+  400: "Bad request: malformed JSON, wrong types, out-of-range values or bad parameters",
   401: "Missing, invalid or expired credentials",
   402: "No chat credits left today",
   403: "This credential may not do this",
@@ -32,23 +30,27 @@ const headers: Record<number, z.ZodObject> = {
   429: z.object({ "Retry-After": z.string().openapi({ description: "Seconds until the limit resets", example: "30" }) }),
 };
 
+type ErrorContent = { "application/json": { schema: z.ZodType } };
+
 /**
- * OpenAPI response entries for the given error statuses, all with the Error body. Every
- * authenticated endpoint may also answer 429 (the per-user limit), and any endpoint 500.
+ * OpenAPI response entries for the given error statuses, all with the error body of the
+ * surface (the Error body unless `schema` says otherwise). Any endpoint may answer 500.
  */
-export function errorResponses(...statuses: number[]) {
-  const all = new Set([...statuses, ...(statuses.includes(401) ? [429] : []), 500]);
+export function errorEntries(statuses: readonly number[], schema: z.ZodType = ErrorSchema) {
+  const all = [...new Set([...statuses, 500])].sort((a, b) => a - b);
   return Object.fromEntries(
-    [...all].map((s) => [
+    all.map((s) => [
       s,
       {
         description: descriptions[s] ?? "Error",
-        content: errorContent,
+        content: { "application/json": { schema } },
         ...(headers[s] ? { headers: headers[s] } : {}),
       },
     ]),
-  ) as Record<number, { description: string; content: typeof errorContent }>;
+  ) as Record<number, { description: string; content: ErrorContent }>;
 }
 
-/** Security requirement for endpoints that take a JWT or an API key. */
-export const authenticated: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKey: [] }];
+/** The same with the Error body; an endpoint that may answer 401 may also answer 429. */
+export function errorResponses(...statuses: number[]) {
+  return errorEntries(statuses.includes(401) ? [...statuses, 429] : statuses);
+}

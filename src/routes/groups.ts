@@ -1,15 +1,17 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { requireAuth } from "../auth/credentials";
-import { ApiError } from "../errors";
+import { z } from "@hono/zod-openapi";
+import { ApiError, excerpt } from "../errors";
 import { createRouter } from "../router";
 import { createGroup, deleteGroup, listGroups, renameGroup } from "../services/groups";
-import { authenticated, errorResponses } from "./errors";
+import { authenticatedRoute } from "./authenticated-route";
+import { Id } from "./contexts";
+import { serviceId } from "./ids";
+import { text } from "./text";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 
 const GroupSchema = z
   .object({
-    id: z.string().openapi({ example: "grp_Jx0vN2b4QmS8cD1eF5gH7w" }),
+    id: serviceId("grp", "grp_Jx0vN2b4QmS8cD1eF5gH7w"),
     name: z.string().openapi({ example: "Succulents" }),
     contextCount: z.number().int().openapi({ description: "How many contexts are in the group", example: 3 }),
     createdAt: iso,
@@ -17,75 +19,61 @@ const GroupSchema = z
   })
   .openapi("Group");
 
-const groupName = z
-  .string()
-  .trim()
-  .min(1, "must be 1..100 characters (not counting spaces around it)")
-  .max(100, "must be 1..100 characters (not counting spaces around it)")
-  .openapi({ example: "Succulents" });
+const groupName = text(1, 100, { trim: true, message: "must be 1..100 characters (not counting spaces around it)" }).openapi({
+  example: "Succulents",
+});
 const GroupInputSchema = z.object({ name: groupName }).openapi("GroupInput");
 
-const idParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
+const idParam = z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "grp_Jx0vN2b4QmS8cD1eF5gH7w" }) });
 const groupBody = { required: true, content: { "application/json": { schema: GroupInputSchema } } };
 
-const listRoute = createRoute({
+const listRoute = authenticatedRoute({
   method: "get",
   path: "/groups",
   tags: ["groups"],
   summary: "List the caller's groups, by name",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   responses: {
     200: {
       description: "All of the caller's groups",
       content: { "application/json": { schema: z.object({ items: z.array(GroupSchema) }).openapi("GroupList") } },
     },
-    ...errorResponses(401),
   },
 });
 
-const createGroupRoute = createRoute({
+const createGroupRoute = authenticatedRoute({
   method: "post",
   path: "/groups",
   tags: ["groups"],
   summary: "Create a group; names are unique per user",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { body: groupBody },
   responses: {
     201: { description: "The group", content: { "application/json": { schema: GroupSchema } } },
-    ...errorResponses(400, 401, 409, 413, 415),
   },
-});
+}, { errors: [409] });
 
-const renameRoute = createRoute({
+const renameRoute = authenticatedRoute({
   method: "patch",
   path: "/groups/{id}",
   tags: ["groups"],
   summary: "Rename a group",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { params: idParam, body: groupBody },
   responses: {
     200: { description: "The group", content: { "application/json": { schema: GroupSchema } } },
-    ...errorResponses(400, 401, 404, 409, 413, 415),
   },
-});
+}, { errors: [404, 409] });
 
-const deleteRoute = createRoute({
+const deleteRoute = authenticatedRoute({
   method: "delete",
   path: "/groups/{id}",
   tags: ["groups"],
   summary: "Delete a group; its contexts stay, in no group",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { params: idParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses(401, 404) },
-});
+  responses: { 204: { description: "Deleted" } },
+}, { errors: [404] });
 
 const nameTaken = (name: string) =>
-  new ApiError(409, `you already have a group named ${JSON.stringify(name)}; choose another name`);
-const groupNotFound = (id: string) => new ApiError(404, `group ${id} not found`);
+  new ApiError(409, `you already have a group named ${JSON.stringify(excerpt(name))}; choose another name`);
+const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found`);
 
 export const groupRoutes = createRouter()
   .openapi(listRoute, async (c) => c.json({ items: await listGroups(c.var.deps.db, c.var.principal.userId) }, 200))

@@ -1,10 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { requireAuth, requireJwt } from "../auth/credentials";
-import { ApiError } from "../errors";
+import { z } from "@hono/zod-openapi";
+import { ApiError, excerpt } from "../errors";
 import { createRouter } from "../router";
 import { MAX_API_KEYS_PER_USER, createApiKey, listApiKeys, revokeApiKey, type ApiKeySummary } from "../services/api-keys";
+import { Id } from "./contexts";
 import { DisplayName } from "./display-name";
-import { authenticated, errorResponses } from "./errors";
+import { serviceId } from "./ids";
+import { authenticatedRoute } from "./authenticated-route";
 
 const DEFAULT_KEY_NAME = "default";
 /** The shape of the ids this service gives keys; only such an id is ever echoed back. */
@@ -18,7 +19,7 @@ const NewApiKeySchema = z
     {
       error: (issue) => {
         if (issue.code !== "unrecognized_keys") return undefined;
-        const keys = issue.keys.slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40)));
+        const keys = issue.keys.slice(0, 3).map((k) => JSON.stringify(excerpt(k)));
         return `unknown field${keys.length > 1 ? "s" : ""} ${keys.join(", ")}; the only field is name`;
       },
     },
@@ -27,7 +28,7 @@ const NewApiKeySchema = z
 
 const ApiKeySchema = z
   .object({
-    id: z.string().openapi({ example: "key_Jm2Hq8X0b6sVt1cYwE4rLg" }),
+    id: serviceId("key", "key_Jm2Hq8X0b6sVt1cYwE4rLg"),
     name: z.string().openapi({ example: "laptop CLI" }),
     prefix: z.string().openapi({ example: "sk_Ab3dE7gH", description: "The visible start of the key" }),
     createdAt: z.string().openapi({ format: "date-time" }),
@@ -48,43 +49,36 @@ const CreatedApiKeySchema = z
   })
   .openapi("CreatedApiKey");
 
-const createKey = createRoute({
+const createKey = authenticatedRoute({
   method: "post",
   path: "/keys",
   tags: ["keys"],
   summary: `Create an API key (identity-provider token only; at most ${MAX_API_KEYS_PER_USER} per user)`,
-  security: authenticated,
-  middleware: [requireAuth, requireJwt] as const,
+  description: `A caller who already has ${MAX_API_KEYS_PER_USER} keys gets 400 until they revoke one.`,
   request: { body: { required: false, content: { "application/json": { schema: NewApiKeySchema } } } },
   responses: {
     201: { description: "The new key, with its secret", content: { "application/json": { schema: CreatedApiKeySchema } } },
-    ...errorResponses(400, 401, 403, 413, 415),
   },
-});
+}, { jwtOnly: true });
 
-const listKeys = createRoute({
+const listKeys = authenticatedRoute({
   method: "get",
   path: "/keys",
   tags: ["keys"],
   summary: "List the caller's API keys, newest first, without their secrets",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   responses: {
     200: { description: "The caller's keys", content: { "application/json": { schema: z.array(ApiKeySchema) } } },
-    ...errorResponses(401),
   },
 });
 
-const revokeKey = createRoute({
+const revokeKey = authenticatedRoute({
   method: "delete",
   path: "/keys/{id}",
   tags: ["keys"],
   summary: "Revoke one of the caller's API keys; it stops working at once (identity-provider token only)",
-  security: authenticated,
-  middleware: [requireAuth, requireJwt] as const,
-  request: { params: z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example: "key_Jm2Hq8X0b6sVt1cYwE4rLg" }) }) },
-  responses: { 204: { description: "Revoked" }, ...errorResponses(401, 403, 404) },
-});
+  request: { params: z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "key_Jm2Hq8X0b6sVt1cYwE4rLg" }) }) },
+  responses: { 204: { description: "Revoked" } },
+}, { jwtOnly: true, errors: [404] });
 
 export const keyRoutes = createRouter()
   .openapi(createKey, async (c) => {

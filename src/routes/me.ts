@@ -1,36 +1,48 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { requireAuth } from "../auth/credentials";
-import { ApiError } from "../errors";
+import { z } from "@hono/zod-openapi";
+import { ApiError, excerpt } from "../errors";
 import { MODEL_CATALOG, isKnownModel } from "../models/catalog";
 import { createRouter } from "../router";
 import { getProfile, updateProfile, type Profile } from "../services/profile";
 import { DisplayName } from "./display-name";
-import { authenticated, errorResponses } from "./errors";
+import { serviceId } from "./ids";
+import { authenticatedRoute } from "./authenticated-route";
 
 const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
 const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-Hant-TW";
 
 const ProfileName = DisplayName.openapi({ example: "Ada" });
 
+// http(s), a host, no credentials (no `@` before the path), no spaces or control characters.
+const AVATAR_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\p{Cc}/?#@\\\\]+(?:[/?#][^\\s\\p{Cc}]*)?$";
+
 const AvatarUrl = z
   .string({ error: AVATAR_MESSAGE })
   .max(2048, AVATAR_MESSAGE)
-  .refine(isSafeAvatarUrl, AVATAR_MESSAGE)
+  .refine((v) => new RegExp(AVATAR_PATTERN, "u").test(v) && isSafeAvatarUrl(v), AVATAR_MESSAGE)
   .nullable()
-  .openapi({ format: "uri", maxLength: 2048, example: "https://example.com/ada.png" });
+  .openapi({ format: "uri", maxLength: 2048, pattern: AVATAR_PATTERN, example: "https://example.com/ada.png" });
+
+// RFC 5646's shape (language, script, region, variants, extensions, private use); the tag
+// must also be one Intl accepts, which refuses the odd tag this shape lets through.
+const LANGUAGE_PATTERN =
+  "^[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*" +
+  "(?:-[A-WY-Za-wy-z0-9](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?$";
 
 const Language = z
   .string({ error: LANGUAGE_MESSAGE })
   .max(64, LANGUAGE_MESSAGE)
-  .refine((v) => canonicalLanguage(v) !== null, LANGUAGE_MESSAGE)
-  .openapi({ example: "en" });
+  .refine((v) => new RegExp(LANGUAGE_PATTERN).test(v) && canonicalLanguage(v) !== null, LANGUAGE_MESSAGE)
+  .openapi({ example: "en", maxLength: 64, pattern: LANGUAGE_PATTERN });
 
 const modelMessage = `must be a known model id: ${MODEL_CATALOG.map((m) => m.id).join(", ")}`;
 
 const PreferencesSchema = z
   .object({
     theme: z.enum(["light", "dark", "auto"], { error: "must be light, dark or auto" }),
-    defaultModel: z.string({ error: modelMessage }).refine(isKnownModel, modelMessage).openapi({ example: "svc-70b" }),
+    defaultModel: z
+      .string({ error: modelMessage })
+      .refine(isKnownModel, modelMessage)
+      .openapi({ example: "svc-70b", enum: MODEL_CATALOG.map((m) => m.id) }),
     voiceInput: z.boolean({ error: "must be true or false" }),
     language: Language,
   })
@@ -59,7 +71,7 @@ const ProfilePatchSchema = z
 
 const ProfileSchema = z
   .object({
-    id: z.string().openapi({ example: "usr_3q2-7wEjU8n5Rk1vLxZc9A" }),
+    id: serviceId("usr", "usr_3q2-7wEjU8n5Rk1vLxZc9A"),
     name: z.string(),
     avatarUrl: z.string().nullable(),
     preferences: PreferencesSchema,
@@ -75,25 +87,22 @@ const ProfileSchema = z
 
 const profileReply = { description: "The caller's profile", content: { "application/json": { schema: ProfileSchema } } };
 
-const getMe = createRoute({
+const getMe = authenticatedRoute({
   method: "get",
   path: "/me",
   tags: ["profile"],
   summary: "The caller's profile (created on first sign-in)",
-  security: authenticated,
-  middleware: [requireAuth] as const,
-  responses: { 200: profileReply, ...errorResponses(401) },
+  responses: { 200: profileReply },
 });
 
-const patchMe = createRoute({
+const patchMe = authenticatedRoute({
   method: "patch",
   path: "/me",
   tags: ["profile"],
   summary: "Update the caller's profile; absent fields stay, preferences merge",
-  security: authenticated,
-  middleware: [requireAuth] as const,
-  request: { body: { required: true, content: { "application/json": { schema: ProfilePatchSchema } } } },
-  responses: { 200: profileReply, ...errorResponses(400, 401, 413, 415) },
+  // No body changes nothing, as `{}` does.
+  request: { body: { required: false, content: { "application/json": { schema: ProfilePatchSchema } } } },
+  responses: { 200: profileReply },
 });
 
 export const meRoutes = createRouter()
@@ -143,6 +152,6 @@ function canonicalLanguage(tag: string): string | null {
 
 function unknownKeysMessage(issue: { code?: string; keys?: string[] }, allowed: string): string | undefined {
   if (issue.code !== "unrecognized_keys") return undefined;
-  const keys = (issue.keys ?? []).slice(0, 3).map((k) => JSON.stringify(k.slice(0, 40)));
+  const keys = (issue.keys ?? []).slice(0, 3).map((k) => JSON.stringify(excerpt(k)));
   return `unknown field${keys.length > 1 ? "s" : ""} ${keys.join(", ")}; allowed: ${allowed}`;
 }

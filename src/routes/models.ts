@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../router";
+import { errorResponses } from "./errors";
 
 const ModelSchema = z
   .object({
@@ -20,7 +21,10 @@ const listModels = createRoute({
   path: "/models",
   tags: ["chat"],
   summary: "The chat models, whether this server can reach them, and their prices",
-  responses: { 200: { description: "Every model", content: { "application/json": { schema: z.array(ModelSchema) } } } },
+  responses: {
+    200: { description: "Every model", content: { "application/json": { schema: z.array(ModelSchema) } } },
+    ...errorResponses(),
+  },
 });
 
 export const modelRoutes = createRouter().openapi(listModels, (c) => {

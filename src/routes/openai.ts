@@ -1,16 +1,13 @@
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
-import { HTTPException } from "hono/http-exception";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
-import { requireAuth } from "../auth/credentials";
 import type { AppEnv } from "../deps";
-import { ApiError } from "../errors";
+import { ApiError, excerpt } from "../errors";
 import type { ChatMessage, Sampling } from "../models/adapter";
 import { describeZodError } from "../router";
 import { creditHeaders } from "../services/chat";
 import { availableModels, knownModel, OpenAiApiError, startCompletion, type Completion } from "../services/completions";
-import { authenticated } from "./errors";
+import { authenticatedRoute } from "./authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./chat";
 
 // ---------------------------------------------------------------------------------------
@@ -66,27 +63,6 @@ export function openAiErrorBody(error: ApiError): OpenAiErrorBody {
   };
 }
 
-/**
- * Scoped to /v1/*, outside the body parsers: whatever failed below (body limits, JSON,
- * authentication, validation, the handler) was already answered by app.onError with the
- * `{ error, message }` body; this answers it again in OpenAI's shape, same status and
- * headers. Every other path keeps the service's body.
- */
-export const openAiErrors = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
-  const err = c.error;
-  if (!err) return;
-  let error: ApiError;
-  if (err instanceof ApiError) error = err;
-  else if (err instanceof HTTPException && err.status < 500) error = new ApiError(err.status as 400, err.message || "bad request");
-  // Already logged, with the request id, by app.onError.
-  else error = new ApiError(500, `internal error; quote request id ${c.var.requestId} when reporting it`);
-  // A model that is not configured stays so: the SDKs' automatic retries would only repeat it.
-  const retry: Record<string, string> = error.status === 503 ? { "x-should-retry": "false" } : {};
-  c.res = undefined;
-  c.res = c.json(openAiErrorBody(error), error.status, { ...error.headers, ...retry });
-});
-
 const OpenAiErrorSchema = z
   .object({
     error: z.object({
@@ -140,13 +116,11 @@ const toOpenAiModel = (m: { id: string; provider: string }) => ({
   owned_by: m.provider,
 });
 
-const listModels = createRoute({
+const listModels = authenticatedRoute({
   method: "get",
   path: "/models",
   tags: ["openai"],
   summary: "OpenAI-compatible: the models this server can call now",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   responses: {
     200: {
       description: "OpenAI's model list",
@@ -154,21 +128,19 @@ const listModels = createRoute({
     },
     ...openAiErrorResponses(401),
   },
-});
+}, { errorSchema: OpenAiErrorSchema });
 
-const getModel = createRoute({
+const getModel = authenticatedRoute({
   method: "get",
   path: "/models/{model}",
   tags: ["openai"],
   summary: "OpenAI-compatible: one model",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { params: z.object({ model: z.string().openapi({ example: "svc-70b" }) }) },
   responses: {
     200: { description: "The model", content: { "application/json": { schema: OpenAiModelSchema } } },
     ...openAiErrorResponses(401, 404),
   },
-});
+}, { errorSchema: OpenAiErrorSchema });
 
 // --- chat completions --------------------------------------------------------------------
 
@@ -316,7 +288,7 @@ const ChatCompletionSchema = z
   })
   .openapi("ChatCompletion");
 
-const completionsRoute = createRoute({
+const completionsRoute = authenticatedRoute({
   method: "post",
   path: "/chat/completions",
   tags: ["openai"],
@@ -324,8 +296,6 @@ const completionsRoute = createRoute({
   description:
     "OpenAI's chat completions protocol. Costs the model's credit price, like POST /chat/send: charged before the " +
     "model is called, refunded if it fails. With `stream: true`, `chat.completion.chunk` events end with `data: [DONE]`.",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
     headers: IdempotencyHeaders,
     body: { required: true, content: { "application/json": { schema: ChatCompletionRequestSchema } } },
@@ -343,7 +313,7 @@ const completionsRoute = createRoute({
     },
     ...openAiErrorResponses(400, 401, 402, 404, 409, 413, 415, 422, 502, 503, 504),
   },
-});
+}, { errorSchema: OpenAiErrorSchema });
 
 function completionBody(c: Completion) {
   return {
@@ -392,7 +362,7 @@ function waitUntil(c: Context<AppEnv>, promise: Promise<unknown>) {
 const unknownPath = (c: Context<AppEnv>): never => {
   throw new OpenAiApiError(
     404,
-    `no such endpoint: ${c.req.method} ${c.req.path}; this surface serves GET /v1/models and POST /v1/chat/completions`,
+    `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}; this surface serves GET /v1/models and POST /v1/chat/completions`,
     "unknown_url",
   );
 };
@@ -403,7 +373,7 @@ export const openAiRoutes = createOpenAiRouter()
     const { model: id } = c.req.valid("param");
     const model = knownModel(c.var.deps.models, id);
     if (!model.available) {
-      throw new OpenAiApiError(404, `model '${id}' is not available on this server; GET /v1/models lists the ones that are`, "model_not_found", "model");
+      throw new OpenAiApiError(404, `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, "model_not_found", "model");
     }
     return c.json(toOpenAiModel(model), 200);
   })

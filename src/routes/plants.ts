@@ -1,11 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import { requireAuth } from "../auth/credentials";
+import { z } from "@hono/zod-openapi";
 import { ApiError } from "../errors";
 import { Int64Json, Int64Text } from "../int64";
 import { createRouter } from "../router";
 import { createPlant, deletePlant, listPlants } from "../services/plants";
-import { authenticated, errorResponses } from "./errors";
-import { intQuery } from "./query";
+import { authenticatedRoute } from "./authenticated-route";
+import { plantPageQuery } from "./paging";
+import { text } from "./text";
 
 const PlantSchema = z
   .object({
@@ -17,58 +17,45 @@ const PlantSchema = z
 const NewPlantSchema = z
   .object({
     id: Int64Json,
-    name: z.string().min(1, "must be 1..256 characters").max(256, "must be 1..256 characters"),
-    tag: z.string().max(256, "must be at most 256 characters").optional(),
+    name: text(1, 256).openapi({ example: "Monstera" }),
+    tag: text(0, 256).optional().openapi({ example: "tropical" }),
   })
   .openapi("NewPlant");
 
-const addPlant = createRoute({
+const addPlant = authenticatedRoute({
   method: "post",
   path: "/plants",
   tags: ["plants"],
   summary: "Create a plant",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { body: { required: true, content: { "application/json": { schema: NewPlantSchema } } } },
   responses: {
     200: { description: "The plant", content: { "application/json": { schema: PlantSchema } } },
-    ...errorResponses(400, 401, 409, 413, 415),
   },
-});
+}, { errors: [409] });
 
-const listPlantsRoute = createRoute({
+const listPlantsRoute = authenticatedRoute({
   method: "get",
   path: "/plants",
   tags: ["plants"],
   summary: "List the caller's plants, ordered by id",
-  security: authenticated,
-  middleware: [requireAuth] as const,
-  request: {
-    query: z.object({
-      limit: intQuery(1, 1000, 100),
-      cursor: Int64Text.optional().openapi({ description: "From the Link rel=next header of the previous page" }),
-    }),
-  },
+  request: { query: plantPageQuery(1000, 100) },
   responses: {
     200: {
       description: "A page of plants; a Link header with rel=next when more remain",
       headers: z.object({ Link: z.string().optional() }),
       content: { "application/json": { schema: z.array(PlantSchema) } },
     },
-    ...errorResponses(400, 401),
   },
 });
 
-const removePlant = createRoute({
+const removePlant = authenticatedRoute({
   method: "delete",
   path: "/plants/{id}",
   tags: ["plants"],
   summary: "Delete one of the caller's plants",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { params: z.object({ id: Int64Text.openapi({ param: { name: "id", in: "path" } }) }) },
-  responses: { 204: { description: "Deleted" }, ...errorResponses(400, 401, 404) },
-});
+  responses: { 204: { description: "Deleted" } },
+}, { errors: [404] });
 
 export const plantRoutes = createRouter()
   .openapi(addPlant, async (c) => {

@@ -1,21 +1,22 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { requireAuth } from "../auth/credentials";
 import type { AppEnv } from "../deps";
-import { ApiError } from "../errors";
+import { ApiError, excerpt } from "../errors";
 import { createRouter } from "../router";
-import { decodeCursor, encodeCursor } from "../services/contexts";
 import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, type ShareView } from "../services/shares";
-import { authenticated, errorResponses } from "./errors";
-import { intQuery } from "./query";
+import { authenticatedRoute } from "./authenticated-route";
+import { Id } from "./contexts";
+import { errorResponses } from "./errors";
+import { serviceId } from "./ids";
+import { encodeCursor, pageQuery } from "./paging";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 const MAX_EXPIRES_IN = 365 * 24 * 3600;
 
 const ShareLinkSchema = z
   .object({
-    token: z.string().openapi({ example: "shr_kP3x9QeZ0aB7cD2fG4hJ6w" }),
+    token: serviceId("shr", "shr_kP3x9QeZ0aB7cD2fG4hJ6w"),
     url: z.string().openapi({ example: "https://api.example.com/shared/shr_kP3x9QeZ0aB7cD2fG4hJ6w" }),
     createdAt: iso,
     expiresAt: iso.nullable().openapi({ description: "When the link stops working; null: never" }),
@@ -53,9 +54,9 @@ const emptyBodyIsNoOptions = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-const contextParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" } }) });
+const contextParam = z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }) });
 
-const shareRoute = createRoute({
+const shareRoute = authenticatedRoute({
   method: "post",
   path: "/contexts/{id}/share",
   tags: ["shares"],
@@ -63,8 +64,6 @@ const shareRoute = createRoute({
   description:
     "Sharing again replaces the snapshot (and the expiry) behind the same token; a link that has " +
     "expired is not revived: it gets a new token. Revoke with DELETE to invalidate a token.",
-  security: authenticated,
-  middleware: [requireAuth, emptyBodyIsNoOptions] as const,
   request: {
     params: contextParam,
     body: {
@@ -84,33 +83,25 @@ const shareRoute = createRoute({
   },
   responses: {
     201: { description: "The link", content: { "application/json": { schema: ShareLinkSchema } } },
-    ...errorResponses(400, 401, 404, 413, 415),
   },
-});
+}, { errors: [404, 413], middleware: [emptyBodyIsNoOptions] });
 
-const revokeRoute = createRoute({
+const revokeRoute = authenticatedRoute({
   method: "delete",
   path: "/contexts/{id}/share",
   tags: ["shares"],
   summary: "Revoke the context's share link; it answers 404 from then on",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: { params: contextParam },
-  responses: { 204: { description: "Revoked" }, ...errorResponses(401, 404) },
-});
+  responses: { 204: { description: "Revoked" } },
+}, { errors: [404] });
 
-const listRoute = createRoute({
+const listRoute = authenticatedRoute({
   method: "get",
   path: "/shares",
   tags: ["shares"],
   summary: "The caller's live share links, newest first",
-  security: authenticated,
-  middleware: [requireAuth] as const,
   request: {
-    query: z.object({
-      limit: intQuery(1, 100, 50),
-      cursor: z.string().optional().openapi({ description: "`nextCursor` of the previous page" }),
-    }),
+    query: pageQuery(100, 50),
   },
   responses: {
     200: {
@@ -119,14 +110,13 @@ const listRoute = createRoute({
         "application/json": {
           schema: z
             .object({
-              items: z.array(ShareLinkSchema.extend({ contextId: z.string(), name: z.string() })),
+              items: z.array(ShareLinkSchema.extend({ contextId: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"), name: z.string() })),
               nextCursor: z.string().nullable(),
             })
             .openapi("ShareList"),
         },
       },
     },
-    ...errorResponses(400, 401),
   },
 });
 
@@ -135,7 +125,7 @@ const sharedRoute = createRoute({
   path: "/shared/{token}",
   tags: ["shares"],
   summary: "A shared snapshot: public, read-only, no authentication",
-  request: { params: z.object({ token: z.string().openapi({ param: { name: "token", in: "path" } }) }) },
+  request: { params: z.object({ token: z.string().openapi({ param: { name: "token", in: "path" }, example: "shr_kP3x9QeZ0aB7cD2fG4hJ6w" }) }) },
   responses: {
     200: { description: "The snapshot", content: { "application/json": { schema: SharedContextSchema } } },
     ...errorResponses(404),
@@ -163,11 +153,11 @@ export const shareRoutes = createRouter()
     const { id } = c.req.valid("param");
     const { expiresIn } = c.req.valid("json");
     const result = await shareContext(db, c.var.principal.userId, id, { expiresInSeconds: expiresIn }, now());
-    if (result === "not-found") throw new ApiError(404, `context ${id} not found`);
+    if (result === "not-found") throw new ApiError(404, `context ${excerpt(id)} not found`);
     if (result === "too-large") {
       throw new ApiError(
         413,
-        `context ${id} is too long to share as one link (over ${MAX_SNAPSHOT_BYTES / 1_000_000} MB); share a shorter conversation`,
+        `context ${excerpt(id)} is too long to share as one link (over ${MAX_SNAPSHOT_BYTES / 1_000_000} MB); share a shorter conversation`,
       );
     }
     return c.json(withUrl(c, result), 201);
@@ -175,15 +165,13 @@ export const shareRoutes = createRouter()
   .openapi(revokeRoute, async (c) => {
     const { id } = c.req.valid("param");
     const result = await revokeShare(c.var.deps.db, c.var.principal.userId, id);
-    if (result === "no-context") throw new ApiError(404, `context ${id} not found`);
-    if (result === "no-share") throw new ApiError(404, `context ${id} has no share link`);
+    if (result === "no-context") throw new ApiError(404, `context ${excerpt(id)} not found`);
+    if (result === "no-share") throw new ApiError(404, `context ${excerpt(id)} has no share link`);
     return c.body(null, 204);
   })
   .openapi(listRoute, async (c) => {
     const { db, now } = c.var.deps;
-    const { limit, cursor } = c.req.valid("query");
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
-    if (after === null) throw new ApiError(400, "invalid query parameters: cursor: use the nextCursor of a previous page");
+    const { limit, cursor: after } = c.req.valid("query");
     const page = await listShares(db, c.var.principal.userId, { limit, after }, now());
     return c.json(
       {

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import { encodeBase64url, randomId } from "../auth/encoding";
+import { randomId } from "../auth/encoding";
 import type { Db } from "../db";
 import { contexts, groups, messages, shares } from "../../schema/index";
 import { deleteSearchEntries } from "./search";
@@ -63,24 +63,6 @@ export const toContextView = (row: ContextRow): ContextView => ({
 export interface Position {
   at: number;
   id: string;
-}
-
-/** An opaque cursor for a keyset position. */
-export function encodeCursor(position: Position): string {
-  return encodeBase64url(new TextEncoder().encode(`${position.at}.${position.id}`));
-}
-
-/** The position a cursor holds, or null when it is not one this service gave out. */
-export function decodeCursor(cursor: string): Position | null {
-  if (!/^[\w-]{1,200}$/.test(cursor)) return null;
-  let text: string;
-  try {
-    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-  } catch {
-    return null;
-  }
-  const match = /^(\d{1,15})\.([\w-]{1,100})$/.exec(text);
-  return match ? { at: Number(match[1]), id: match[2]! } : null;
 }
 
 const ownContext = (userId: string, id: string) => and(eq(contexts.id, id), eq(contexts.userId, userId));

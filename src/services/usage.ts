@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
-import { encodeBase64url } from "../auth/encoding";
+import type { Position } from "./contexts";
 import { bound, perDb, type Db } from "../db";
 import { creditDays, usageEvents } from "../../schema/index";
 import { utcDay, utcDayBefore } from "./credits";
@@ -26,28 +26,13 @@ export interface UsageItem {
   credits: number;
 }
 
-/** Cursors are opaque to clients: the (at, id) of the last item, base64url. */
-function encodeCursor(at: Date, id: string): string {
-  return encodeBase64url(new TextEncoder().encode(`${at.getTime()}.${id}`));
-}
-
-export function decodeCursor(cursor: string): { at: Date; id: string } | null {
-  try {
-    const text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    const match = /^(\d{1,15})\.(\S+)$/.exec(text);
-    return match ? { at: new Date(Number(match[1])), id: match[2]! } : null;
-  } catch {
-    return null;
-  }
-}
-
 /** One page of charged messages, newest first. One read. */
 export async function listUsageMessages(
   db: Db,
   userId: string,
-  page: { limit: number; after?: { at: Date; id: string } },
-): Promise<{ items: UsageItem[]; nextCursor: string | null }> {
-  const after = page.after;
+  page: { limit: number; after?: Position },
+): Promise<{ items: UsageItem[]; next: Position | null }> {
+  const after = page.after && { at: new Date(page.after.at), id: page.after.id };
   const rows = await db
     .select({ id: usageEvents.id, at: usageEvents.at, model: usageEvents.model, contextId: usageEvents.contextId, credits: usageEvents.credits })
     .from(usageEvents)
@@ -64,7 +49,7 @@ export async function listUsageMessages(
   const last = pageRows[pageRows.length - 1];
   return {
     items: pageRows.map((r) => ({ at: r.at.toISOString(), model: r.model, contextId: r.contextId, credits: r.credits })),
-    nextCursor: more && last ? encodeCursor(last.at, last.id) : null,
+    next: more && last ? { at: last.at.getTime(), id: last.id } : null,
   };
 }
 

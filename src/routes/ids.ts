@@ -1,0 +1,10 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * An id this service made (`ctx_…`, `grp_…`): its prefix and 16 random bytes in base64url,
+ * as documented in replies. Requests take any 1..100 characters and answer 404 for what is
+ * none of the caller's, so only replies carry the pattern.
+ */
+export function serviceId(prefix: "ctx" | "grp" | "key" | "msg" | "shr" | "usr", example: string) {
+  return z.string().openapi({ pattern: `^${prefix}_[A-Za-z0-9_-]{22}$`, example });
+}
