@@ -26,7 +26,7 @@ export function dbFromD1(binding: D1Database): Db {
  * A value built once per database handle, e.g. prepared statements. Building SQL with the
  * query builder costs about as much as an embedded database takes to run it, so the hot
  * paths build their fixed-shape statements once, with sql.placeholder()s, and bind values
- * per call. On Workers a handle lives for one request, so there it is simply not reused.
+ * per call. The Worker keeps one handle per D1 binding (src/worker.ts), so there too.
  */
 export function perDb<T>(build: (db: Db) => T): (db: Db) => T {
   const built = new WeakMap<Db, T>();

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import type { Db } from "../db";
+import { perDb, type Db } from "../db";
 import { plants } from "../../schema/index";
 import { ensureUser } from "./users";
 
@@ -35,9 +35,8 @@ export async function createPlant(
 }
 
 // The list query is prepared once per database handle: building it with the query builder
-// costs more than running it against an embedded database. Handles are per request on
-// Workers, where this is simply not reused.
-const preparedLists = new WeakMap<Db, ReturnType<typeof prepareLists>>();
+// costs more than running it against an embedded database.
+const preparedLists = perDb(prepareLists);
 
 function prepareLists(db: Db) {
   const page = (after: boolean) =>
@@ -65,8 +64,7 @@ export async function listPlants(
   ownerId: string,
   page: { limit: number; afterId?: bigint },
 ): Promise<{ plants: Plant[]; next: string | null }> {
-  let lists = preparedLists.get(db);
-  if (!lists) preparedLists.set(db, (lists = prepareLists(db)));
+  const lists = preparedLists(db);
   const rows =
     page.afterId === undefined
       ? await lists.first.all({ ownerId, limit: page.limit + 1 })
