@@ -7,6 +7,7 @@ import { runDailyRollover } from "./jobs/daily-rollover";
 import { DEFAULT_DATABASE_URL, LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, localKeyFile } from "./local-login";
 import { openDatabase } from "./open-database";
 import { nextUtcMidnight } from "./services/credits";
+import { createUpstreamPool } from "./upstream-pool";
 
 async function main() {
   let config: Config;
@@ -37,7 +38,7 @@ async function main() {
     );
   }
 
-  const runtime = await createRuntime(config, { authSource });
+  const runtime = await createRuntime(config, { authSource, upstreamFetch: createUpstreamPool() });
   const { db, client } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
   const deps = { ...runtime, db };
   const app = createApp(() => deps);

@@ -7,6 +7,7 @@ import { createApp, type App } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import type { Db } from "../../src/db";
 import { createRuntime, type Deps } from "../../src/deps";
+import { createUpstreamPool } from "../../src/upstream-pool";
 import type { Logger } from "../../src/log";
 import type { WorkersAiBinding } from "../../src/models/workers-ai";
 import { openDatabase } from "../../src/open-database";
@@ -79,7 +80,8 @@ export async function createHarness(
     AUTH_AUDIENCE: idp.audience,
     ...options.env,
   });
-  const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi });
+  // Upstream calls go through the kept-alive pool, as the Node server makes them.
+  const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi, upstreamFetch: createUpstreamPool() });
   const deps: Deps = { ...runtime, db };
   const app = createApp(() => deps);
   let server: ServerType | undefined;
