@@ -1,6 +1,6 @@
 // GET /plants?limit=20 with a JWT through the whole app (1,000 users, each with its own
 // token, the request limit at its default) against a floor: a bare Hono + @libsql/client
-// handler running the same indexed query with no auth. Each server runs in its own process,
+// handler running the same indexed query for the same users in turn, with no auth. Each server runs in its own process,
 // loaded in turn (A, B, A, B, …) by autocannon in a third. Target: app ≥ 1.0× floor,
 // zero errors, one round trip a request.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -56,8 +56,10 @@ const plantColumns = await columns("plants");
 const copy = (table: string, cols: string[], key: string, replaced: string[]) =>
   `insert into ${table} (${cols.join(", ")}) select ${cols.map((c) => (replaced.includes(c) ? "?" : c)).join(", ")} from ${table} where ${key} = ?`;
 const statements = [];
+const owners = [first];
 for (let i = 1; i < users; i++) {
   const id = await userIdFor(BENCH_ISSUER, `user:bench-${i}`);
+  owners.push(id);
   const userArgs = userColumns.filter((c) => c === "id" || c === "subject").map((c) => (c === "id" ? id : `user:bench-${i}`));
   statements.push({ sql: copy("users", userColumns, "id", ["id", "subject"]), args: [...userArgs, first] });
   statements.push({ sql: copy("plants", plantColumns, "owner_id", ["owner_id"]), args: [id, first] });
@@ -66,7 +68,7 @@ await client.batch(statements, "write");
 client.close();
 
 const app = await serveChild("app", await benchServerEnv(dbUrl));
-const floor = await serveChild("plants-floor", { BENCH_DB: dbUrl, BENCH_OWNER: first });
+const floor = await serveChild("plants-floor", { BENCH_DB: dbUrl, BENCH_OWNERS: JSON.stringify(owners) });
 const appSpec = { url: `${app.url}/plants?limit=20`, seconds, tokens };
 const floorSpec = { url: `${floor.url}/plants?limit=20`, seconds };
 
@@ -76,7 +78,7 @@ await load("warmup", { ...appSpec, seconds: 3 });
 
 console.log("plants: floor vs app, interleaved");
 const result = await compare(
-  { label: "floor: bare Hono + @libsql/client, same query, no auth", server: floor, spec: floorSpec },
+  { label: "floor: bare Hono + @libsql/client, same query and users, no auth", server: floor, spec: floorSpec },
   { label: "app: GET /plants?limit=20 with a JWT (ES256), 1,000 users", server: app, spec: appSpec },
   repeats,
 );

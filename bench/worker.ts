@@ -26,10 +26,14 @@ execFileSync(process.execPath, [join(root, "node_modules/wrangler/bin/wrangler.j
 const wrangler = readFileSync(join(root, "wrangler.toml"), "utf8");
 const compatibilityDate = /compatibility_date = "([^"]+)"/.exec(wrangler)![1]!;
 
-// The same statement the app sends (20 rows plus one to learn whether more remain).
-const bare = `export default {
+// The same statement the app sends (20 rows plus one to learn whether more remain), for
+// the same users in turn.
+const bare = (owners: string[]) => `const owners = ${JSON.stringify(owners)};
+let next = 0;
+export default {
   async fetch(request, env) {
-    const { results } = await env.DB.prepare("select cast(id as text) as id, name, tag from plants where owner_id = ? order by id limit 21").bind(env.OWNER).all();
+    const owner = owners[next++ % owners.length];
+    const { results } = await env.DB.prepare("select cast(id as text) as id, name, tag from plants where owner_id = ? order by id limit 21").bind(owner).all();
     return Response.json(results.slice(0, 20).map((r) => (r.tag === null ? { name: r.name } : { name: r.name, tag: r.tag })));
   },
 };`;
@@ -107,7 +111,7 @@ const app = await startWorker({
   scriptPath: join(dir, "worker.js"),
   bindings: { AUTH_PUBLIC_KEY: await benchJwk(), AUTH_ISSUER: BENCH_ISSUER, AUTH_AUDIENCE: BENCH_AUDIENCE, LOG_LEVEL: "error" },
 });
-const floor = await startWorker({ script: bare, bindings: { OWNER: owners[0]! } });
+const floor = await startWorker({ script: bare(owners), bindings: {} });
 const appSpec = { url: `${app.url}/plants?limit=20`, seconds, tokens };
 const floorSpec = { url: `${floor.url}/plants?limit=20`, seconds };
 for (const [url, headers] of [[appSpec.url, { authorization: `Bearer ${tokens[0]}` }], [floorSpec.url, {}]] as const) {
@@ -119,7 +123,7 @@ await load("warmup", { ...floorSpec, seconds: 2 });
 await load("warmup", { ...appSpec, seconds: 3 });
 console.log("worker: bare Worker vs app, interleaved");
 const result = await compare(
-  { label: "floor: bare Worker, same D1 query, no auth", server: floor, spec: floorSpec },
+  { label: "floor: bare Worker, same D1 query and users, no auth", server: floor, spec: floorSpec },
   { label: "app: the Worker bundle, GET /plants?limit=20 with a JWT (ES256), 1,000 users", server: app, spec: appSpec },
   repeats,
 );

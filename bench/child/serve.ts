@@ -4,7 +4,7 @@
 //   BENCH_JWK   the public JWK the app trusts (JSON), BENCH_ISSUER / BENCH_AUDIENCE
 //   BENCH_ENV   extra configuration for the app (JSON), e.g. SVC_MODEL_BASE_URL
 //   BENCH_SYNCHRONOUS  a PRAGMA synchronous level to set after opening (e.g. FULL)
-//   BENCH_OWNER the user id the plants floor lists for
+//   BENCH_OWNERS the user ids the plants floor lists for, in turn (JSON array)
 import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
@@ -38,15 +38,17 @@ async function appFetch() {
 }
 
 // The floor of the plants comparison: the same statement the app sends (20 rows plus one
-// to learn whether more remain), no auth, no validation, no middleware.
+// to learn whether more remain) for the same users in turn, with no auth, no validation and
+// no middleware.
 async function plantsFloorFetch() {
   const client = createClient({ url: env.BENCH_DB!, concurrency: 1 });
   await client.execute("PRAGMA journal_mode = WAL");
-  const ownerId = env.BENCH_OWNER!;
+  const owners = JSON.parse(env.BENCH_OWNERS!) as string[];
+  let next = 0;
   return new Hono().get("/plants", async (c) => {
     const rs = await client.execute({
       sql: "select cast(id as text), name, tag from plants where owner_id = ? order by id limit 21",
-      args: [ownerId],
+      args: [owners[next++ % owners.length]!],
     });
     return c.json(rs.rows.slice(0, 20).map((r) => (r.tag === null ? { name: r.name } : { name: r.name, tag: r.tag })));
   }).fetch;
