@@ -87,7 +87,7 @@ for (let i = 0; i < users; i++) {
 
 // Round trips before and after the model call, one message at a time: the in-process
 // upstream notes the driver's count when the call reaches it.
-const trips = countRoundTrips(seeded.client);
+const trips = countRoundTrips(seeded.client, seeded.reader);
 const probes: Array<{ before: number; after: number }> = [];
 for (let i = 0; i < 20; i++) {
   const start = trips();

@@ -93,7 +93,7 @@ floor.stop();
 
 // Round trips: the app once more, in this process, counted at the driver.
 const counted = await openDatabase(dbUrl);
-const trips = countRoundTrips(counted.client);
+const trips = countRoundTrips(counted.client, counted.reader);
 const countedApp = createApp(() => ({ ...runtime, db: counted.db }));
 const before = trips();
 for (let i = 0; i < 200; i++) {
@@ -102,6 +102,7 @@ for (let i = 0; i < 200; i++) {
 }
 const tripsPerRequest = (trips() - before) / 200;
 counted.client.close();
+counted.reader?.close();
 
 const errors = result.runs.reduce((n, r) => n + r.b.errors + r.b.non2xx, 0);
 const appCpu = median(result.runs.map((r) => r.b.cpuUsPerRequest));

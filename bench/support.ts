@@ -6,6 +6,8 @@ import { promisify } from "node:util";
 import type { Client } from "@libsql/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { parseConfig } from "../src/config";
+import type { NativeReader } from "../src/db";
+import { countNativeReads } from "../test/support/harness";
 import { createRuntime, type Runtime } from "../src/deps";
 import { createLogger } from "../src/log";
 
@@ -331,12 +333,16 @@ export async function benchToken(subject: string): Promise<string> {
     .sign(privateKey);
 }
 
-/** Counts database round trips (execute and batch calls) at the libSQL client. */
-export function countRoundTrips(client: Client): () => number {
+/**
+ * Counts database round trips: execute and batch calls at the libSQL client, and statements
+ * run on the native connection the hot reads use (src/db.ts readNatively).
+ */
+export function countRoundTrips(client: Client, reader?: NativeReader): () => number {
   let trips = 0;
   const execute = client.execute.bind(client);
   const batch = client.batch.bind(client);
   client.execute = ((...a: Parameters<typeof execute>) => (trips++, execute(...a))) as typeof client.execute;
   client.batch = ((...a: Parameters<typeof batch>) => (trips++, batch(...a))) as typeof client.batch;
+  countNativeReads(reader, () => trips++);
   return () => trips;
 }

@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createClient } from "@libsql/client";
+import Database from "libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { dbFromLibsql } from "./db";
+import { dbFromLibsql, readNatively } from "./db";
 
 const MIGRATIONS = resolve(import.meta.dirname, "../migrations");
 
@@ -27,5 +28,8 @@ export async function openDatabase(url: string, authToken?: string) {
   }
   const db = dbFromLibsql(client);
   await migrate(db, { migrationsFolder: MIGRATIONS });
-  return { client, db };
+  // The hot reads' statements, prepared once on a connection of their own (see readNatively).
+  const reader = embedded ? new Database(url.slice("file:".length)) : undefined;
+  if (reader) readNatively(db, reader);
+  return { client, db, reader };
 }

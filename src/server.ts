@@ -39,7 +39,7 @@ async function main() {
   }
 
   const runtime = await createRuntime(config, { authSource, upstreamFetch: createUpstreamPool() });
-  const { db, client } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  const { db, client, reader } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
   const deps = { ...runtime, db };
   const app = createApp(() => deps);
 
@@ -64,6 +64,7 @@ async function main() {
     clearTimeout(timer);
     server.close(() => {
       client.close();
+      reader?.close();
       process.exit(0);
     });
   };

@@ -5,7 +5,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import type { Db } from "../../src/db";
+import type { Db, NativeReader } from "../../src/db";
 import { createRuntime, type Deps } from "../../src/deps";
 import { createUpstreamPool } from "../../src/upstream-pool";
 import type { Logger } from "../../src/log";
@@ -52,6 +52,23 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** Calls `count` on each statement run on a native connection (see src/db.ts readNatively). */
+export function countNativeReads(reader: NativeReader | undefined, count: () => void): void {
+  if (!reader) return;
+  const prepare = reader.prepare.bind(reader);
+  reader.prepare = (sql) => {
+    const statement = prepare(sql);
+    const raw = statement.raw.bind(statement);
+    statement.raw = (on) => {
+      const rows = raw(on);
+      const all = rows.all.bind(rows);
+      rows.all = (...params) => (count(), all(...params));
+      return rows;
+    };
+    return statement;
+  };
+}
+
 /**
  * The app over a fresh libSQL file migrated from migrations/, trusting a real identity
  * provider on loopback. `env` adds or overrides configuration variables.
@@ -62,8 +79,9 @@ export async function createHarness(
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
-  const { client, db } = await openDatabase(`file:${dbFile}`);
-  // Count round trips at the driver, the network boundary in production (Turso).
+  const { client, db, reader } = await openDatabase(`file:${dbFile}`);
+  // Count round trips at the driver, the network boundary in production (Turso), and at
+  // the native connection the hot reads use on an embedded file.
   let trips = 0;
   for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
     const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
@@ -72,6 +90,7 @@ export async function createHarness(
       return original(...args);
     };
   }
+  countNativeReads(reader, () => trips++);
   const clock = options.clock ?? createClock();
   const logs = createMemoryLogger();
   const config = parseConfig({
@@ -116,6 +135,7 @@ export async function createHarness(
     async close() {
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
       client.close();
+      reader?.close();
       await idp.close();
       rmSync(dir, { recursive: true, force: true });
     },
