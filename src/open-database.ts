@@ -13,7 +13,7 @@ const MIGRATIONS = resolve(import.meta.dirname, "../migrations");
  */
 export async function openDatabase(url: string, authToken?: string) {
   const embedded = url.startsWith("file:");
-  if (embedded) mkdirSync(dirname(url.slice("file:".length)), { recursive: true });
+  if (embedded) mkdirSync(dirname(filePath(url)), { recursive: true });
   // An embedded file runs every statement synchronously, so extra connections add nothing
   // but lose the per-connection pragmas below (the client opens one per overlapping call).
   const client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });
@@ -29,7 +29,18 @@ export async function openDatabase(url: string, authToken?: string) {
   const db = dbFromLibsql(client);
   await migrate(db, { migrationsFolder: MIGRATIONS });
   // The hot reads' statements, prepared once on a connection of their own (see readNatively).
-  const reader = embedded ? new Database(url.slice("file:".length)) : undefined;
-  if (reader) readNatively(db, reader);
+  const reader = embedded ? new Database(filePath(url)) : undefined;
+  if (reader) {
+    reader.exec("PRAGMA busy_timeout = 5000");
+    readNatively(db, reader);
+  }
   return { client, db, reader };
+}
+
+/** The file a `file:` URL names, as @libsql/client reads it: `file:./a.db`, `file:///srv/a.db`, no query. */
+function filePath(url: string): string {
+  return url
+    .slice("file:".length)
+    .replace(/\?.*$/, "")
+    .replace(/^\/\/[^/]*/, "");
 }
