@@ -1,67 +1,44 @@
-// POST /chat/send through the whole app (JWT auth; one batch before the model call: user,
-// debit, preferences; the model call; one batch after: context, both messages, usage)
-// against the same loopback upstream called directly (the floor) and through Portkey's
-// open-source AI gateway (@portkey-ai/gateway), a relay that only forwards. Same run, same
-// upstream, no think time. Targets: < 2 round trips before the model call and 1 after;
-// chat throughput >= 3x the relay's.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+// POST /chat/send through the whole app (JWT auth; one batch before the model call, the
+// model call, one batch after: a charged, stored, searchable message) against Portkey's
+// open-source AI gateway (@portkey-ai/gateway), a relay that stores nothing, on the same
+// loopback upstream. 100 users, each with its own token, chatting into an existing context
+// with history; the request limit at its default; the database at synchronous=FULL. Each
+// server, the upstream and autocannon run in their own processes; the two sides are loaded
+// in turn (A, B, A, B, …). Targets: throughput ≥ 1.0× Portkey's; round trips 1 before the
+// model call and 1 after.
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { serve, type ServerType } from "@hono/node-server";
 import { createApp } from "../src/app";
 import { openDatabase } from "../src/open-database";
 import { startFakeUpstream } from "../test/support/fake-upstream";
-import { benchRuntime, benchToken, countRoundTrips, load, machine, table, writeSection, type LoadResult } from "./support";
+import {
+  benchRuntime,
+  benchServerEnv,
+  benchToken,
+  compare,
+  countRoundTrips,
+  load,
+  machine,
+  median,
+  profileByPackage,
+  profileTable,
+  ratioText,
+  runTable,
+  serveChild,
+  spawnServer,
+  writeSection,
+} from "./support";
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 6);
-const connections = 16;
-const children: ChildProcess[] = [];
-
-/** Starts a server in its own process (its own core, as in production) and waits for its URL. */
-function child(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ url: string; proc: ChildProcess }> {
-  return new Promise((resolvePromise, reject) => {
-    const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    children.push(proc);
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`no ready line from ${args[0]}: ${out.slice(-300)}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = ready.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise({ url: match[1] ?? match[0], proc });
-      }
-    };
-    proc.stdout!.on("data", onData);
-    proc.stderr!.on("data", onData);
-    proc.on("exit", (code) => reject(new Error(`${args[0]} exited with ${code}: ${out.slice(-300)}`)));
-  });
-}
-
-/** CPU time (ms) a process has used: this one from process.cpuUsage, a child's from /proc. */
-function cpuMs(proc?: ChildProcess): number {
-  if (!proc) {
-    const { user, system } = process.cpuUsage();
-    return (user + system) / 1000;
-  }
-  const fields = readFileSync(`/proc/${proc.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 10 ms ticks
-}
-
-type Row = LoadResult & { cpuPerRequest: number };
-
-/** A load run, with the CPU that the serving process spent per request. */
-async function measured(label: string, url: string, options: Parameters<typeof load>[2], server?: ChildProcess): Promise<Row> {
-  const before = cpuMs(server);
-  const result = await load(label, url, options);
-  return { ...result, cpuPerRequest: (cpuMs(server) - before) / Math.max(1, result.requests) };
-}
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+const users = 100;
+const turns = 5; // exchanges already in each user's context
+const config = { DAILY_CREDITS: "1000000000" };
 
 const upstreamModule = resolve(import.meta.dirname, "../test/support/fake-upstream.ts");
-const upstream = await child(
+const upstream = await spawnServer(
   [
     "--import",
     "tsx",
@@ -79,145 +56,96 @@ const upstream = await child(
 const require = createRequire(import.meta.url);
 const portkeyEntry = join(resolve(require.resolve("@portkey-ai/gateway/package.json"), ".."), "build/start-server.js");
 const portkeyPort = 20000 + Math.floor(Math.random() * 20000);
-let portkey: { url: string; proc: ChildProcess } | undefined;
-let portkeyProblem: string | undefined;
-try {
-  const started = await child([portkeyEntry, `--port=${portkeyPort}`, "--headless"], { NODE_ENV: "production" }, /Ready for connections/);
-  portkey = { url: `http://127.0.0.1:${portkeyPort}`, proc: started.proc };
-} catch (err) {
-  portkeyProblem = err instanceof Error ? err.message.split("\n")[0] : String(err);
-}
+const portkey = await spawnServer([portkeyEntry, `--port=${portkeyPort}`, "--headless"], { NODE_ENV: "production" }, /Ready for connections/);
+portkey.url = `http://127.0.0.1:${portkeyPort}`;
 
-// For reference: the least a relay can do, a node:http server that forwards with fetch.
-const minimalRelay = await child(
-  [
-    "--input-type=module",
-    "-e",
-    `import { createServer } from "node:http";
-     const upstream = ${JSON.stringify(upstream.url)};
-     const server = createServer((req, res) => {
-       const chunks = [];
-       req.on("data", (c) => chunks.push(c));
-       req.on("end", async () => {
-         const r = await fetch(upstream + "/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) });
-         res.writeHead(r.status, { "content-type": "application/json" }).end(Buffer.from(await r.arrayBuffer()));
-       });
-     });
-     server.listen(0, "127.0.0.1", () => console.log("RELAY http://127.0.0.1:" + server.address().port));`,
-  ],
-  {},
-  /RELAY (\S+)/,
-);
-
-// The app, in this process, over a libSQL file, as the Node server runs it.
+// Seed: every user's context with `turns` exchanges, through the app in this process.
 const dir = mkdtempSync(join(tmpdir(), "bench-chat-"));
-const { client, db } = await openDatabase(`file:${join(dir, "bench.db")}`);
-const trips = countRoundTrips(client);
-const token = await benchToken("user:bench-chat");
-const runtimeFor = (baseUrl: string) => benchRuntime({ SVC_MODEL_BASE_URL: baseUrl, DAILY_CREDITS: "1000000000" });
-const runtime = await runtimeFor(upstream.url);
-const app = createApp(() => ({ ...runtime, db }));
-const server = await new Promise<ServerType>((done) => {
-  const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => done(s));
-});
-const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-const completion = JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: "How often should I water a monstera?" }] });
-const chat = JSON.stringify({ message: "How often should I water a monstera?" });
-const json = { "content-type": "application/json" };
-const portkeyHeaders = { ...json, "x-portkey-provider": "openai", "x-portkey-custom-host": upstream.url, authorization: "Bearer sk-bench" };
-const appHeaders = { ...json, authorization: `Bearer ${token}` };
-
-// Warm up each path (JIT, connection pools, the user's first-sight row).
-const warm = async (url: string, headers: Record<string, string>, body: string) => {
-  for (let i = 0; i < 100; i++) {
-    const res = await fetch(url, { method: "POST", headers, body });
-    if (!res.ok) throw new Error(`${url} answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
-    await res.arrayBuffer();
-  }
+const dbUrl = `file:${join(dir, "bench.db")}`;
+const seeded = await openDatabase(dbUrl);
+const seedUpstream = await startFakeUpstream({ record: false });
+const seedRuntime = await benchRuntime({ ...config, SVC_MODEL_BASE_URL: seedUpstream.baseUrl });
+const seedApp = createApp(() => ({ ...seedRuntime, db: seeded.db }));
+const tokens: string[] = [];
+const bodies: string[] = [];
+const send = async (token: string, body: Record<string, unknown>) => {
+  const res = await seedApp.request("/chat/send", {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`seeding answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { contextId: string };
 };
-await warm(`${upstream.url}/chat/completions`, json, completion);
-await warm(`${minimalRelay.url}/v1/chat/completions`, json, completion);
-await warm(`${appUrl}/chat/send`, appHeaders, chat);
-if (portkey) {
-  try {
-    await warm(`${portkey.url}/v1/chat/completions`, portkeyHeaders, completion);
-  } catch (err) {
-    portkeyProblem = err instanceof Error ? err.message : String(err);
-    portkey = undefined;
-  }
+for (let i = 0; i < users; i++) {
+  const token = await benchToken(`user:bench-chat-${i}`);
+  let contextId: string | undefined;
+  for (let t = 0; t < turns; t++) contextId = (await send(token, { message: `How often should I water plant ${t}?`, ...(contextId ? { contextId } : {}) })).contextId;
+  tokens.push(token);
+  bodies.push(JSON.stringify({ message: "And in winter, how often should I water a monstera?", contextId }));
 }
 
-const post = (headers: Record<string, string>, body: string) => ({ seconds, connections, method: "POST", headers, body });
-const rows: Row[] = [];
-const floor = await measured("floor: the loopback upstream alone", `${upstream.url}/chat/completions`, post(json, completion), upstream.proc);
-rows.push(floor);
-const relay = portkey
-  ? await measured("relay: Portkey AI gateway 1.15 (@portkey-ai/gateway) → upstream", `${portkey.url}/v1/chat/completions`, post(portkeyHeaders, completion), portkey.proc)
-  : undefined;
-if (relay) rows.push(relay);
-rows.push(
-  await measured(
-    "reference: minimal relay (node:http + fetch, no gateway features) → upstream",
-    `${minimalRelay.url}/v1/chat/completions`,
-    post(json, completion),
-    minimalRelay.proc,
-  ),
-);
-const tripsBefore = trips();
-const chatRun = await measured("app: POST /chat/send (JWT, new context each) → upstream", `${appUrl}/chat/send`, post(appHeaders, chat));
-rows.push(chatRun);
-// Requests still in flight when autocannon stopped settle before the count is read.
-await new Promise((r) => setTimeout(r, 500));
-const tripsPerMessage = (trips() - tripsBefore) / chatRun.requests;
-
-// Round trips before and after the model call, one message at a time: an in-process
+// Round trips before and after the model call, one message at a time: the in-process
 // upstream notes the driver's count when the call reaches it.
-const probeUpstream = await startFakeUpstream({ record: false });
-const probeRuntime = await runtimeFor(probeUpstream.baseUrl);
-const probeApp = createApp(() => ({ ...probeRuntime, db }));
+const trips = countRoundTrips(seeded.client, seeded.reader);
 const probes: Array<{ before: number; after: number }> = [];
-let contextId: string | undefined;
 for (let i = 0; i < 20; i++) {
   const start = trips();
   let before = -1;
-  probeUpstream.onRequest = () => (before = trips() - start);
-  const res = await probeApp.request("/chat/send", {
-    method: "POST",
-    headers: appHeaders,
-    body: JSON.stringify({ message: `probe ${i}`, ...(contextId ? { contextId } : {}) }),
-  });
-  contextId = ((await res.json()) as { contextId: string }).contextId;
+  seedUpstream.onRequest = () => (before = trips() - start);
+  await send(tokens[i]!, JSON.parse(bodies[i]!));
   probes.push({ before, after: trips() - start - before });
 }
-await probeUpstream.close();
+await seedUpstream.close();
+seeded.client.close();
+
+const app = await serveChild("app", {
+  ...(await benchServerEnv(dbUrl, { ...config, SVC_MODEL_BASE_URL: upstream.url })),
+  BENCH_SYNCHRONOUS: "FULL",
+});
+
+const completion = JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: "And in winter, how often should I water a monstera?" }] });
+const json = { "content-type": "application/json" };
+const portkeySpec = {
+  url: `${portkey.url}/v1/chat/completions`,
+  seconds,
+  method: "POST",
+  headers: { ...json, "x-portkey-provider": "openai", "x-portkey-custom-host": upstream.url, authorization: "Bearer sk-bench" },
+  body: completion,
+};
+const appSpec = { url: `${app.url}/chat/send`, seconds, method: "POST", headers: json, tokens, bodies };
+
+await load("warmup", { ...portkeySpec, seconds: 2 });
+await load("warmup", { ...appSpec, seconds: 2 });
+
+console.log("chat: Portkey vs app, interleaved");
+const result = await compare(
+  { label: "relay: Portkey AI gateway (@portkey-ai/gateway) → upstream", server: portkey, spec: portkeySpec },
+  { label: "app: POST /chat/send (JWT, 100 users, existing contexts) → upstream", server: app, spec: appSpec },
+  repeats,
+);
+const profiled = await app.profile(() => load("profile", appSpec));
+const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
+app.stop();
+portkey.stop();
+upstream.stop();
+
 const maxBefore = Math.max(...probes.map((p) => p.before));
 const maxAfter = Math.max(...probes.map((p) => p.after));
+const errors = result.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
+const body = `${machine()}; ${repeats} pairs of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc). Each app user has a context of ${turns * 2} messages and sends into it.
 
-const ratioToRelay = relay ? chatRun.rps / relay.rps : undefined;
-const cpuRatio = relay ? relay.cpuPerRequest / chatRun.cpuPerRequest : undefined;
-const lines = [
-  `${machine()}; ${seconds} s per run, ${connections} connections, no think time. autocannon, the upstream, Portkey and the minimal relay each run in their own process; the app runs in the benchmark's process over a libSQL file (WAL). "CPU ms/req" is the serving process's CPU time per request.`,
-  "",
-  table(rows),
-  "",
-  "| run | CPU ms/req |",
-  "|---|---:|",
-  ...rows.map((r) => `| ${r.label} | ${r.cpuPerRequest.toFixed(2)} |`),
-  "",
-  `- Database round trips per message, counted at the driver one message at a time (JWT, existing context): **${maxBefore} before the model call, ${maxAfter} after** (targets: < 2 and 1). An API key adds its lookup before the batch: 2.`,
-  `- Round trips per message under load: **${tripsPerMessage.toFixed(3)}** (2 expected; the excess is requests cut off when the load stopped).`,
-  ratioToRelay === undefined
-    ? `- Relay: Portkey's gateway could not run here (${portkeyProblem}); see the minimal relay.`
-    : `- Throughput app / Portkey relay: **${ratioToRelay.toFixed(2)}×** (target ≥ 3×): ${ratioToRelay >= 3 ? "met" : "not met"}. CPU per request, Portkey / app: **${cpuRatio!.toFixed(2)}×**.`,
-  `- Errors: ${rows.reduce((n, r) => n + r.errors, 0)}; non-2xx: ${rows.reduce((n, r) => n + r.non2xx, 0)}.`,
-];
-const body = lines.join("\n");
+${runTable(result)}
+
+- Throughput app / Portkey, median of ${repeats} pairs (range): **${ratioText(result.ratio)}** (target ≥ 1.0×): ${result.ratio.median >= 1 ? "met" : "NOT met"}.
+- CPU per request, median: Portkey **${median(result.runs.map((r) => r.a.cpuUsPerRequest)).toFixed(0)} µs**, app **${median(result.runs.map((r) => r.b.cpuUsPerRequest)).toFixed(0)} µs**; Portkey / app ${ratioText(result.cpuRatio)}.
+- Database round trips per message, counted at the driver one message at a time (JWT, existing context): **${maxBefore} before the model call, ${maxAfter} after** (targets: 1 and 1).
+- Errors and non-2xx: ${errors} (target 0).
+
+CPU profile of the app's process over one more ${seconds} s run (self time by package, native frames counted for their caller, scaled to the process's CPU time over that run, µs per message; the profiler adds some overhead):
+
+${profileTable(byPackage)}`;
 console.log(`\n## Chat\n\n${body}\n`);
 writeSection("Chat", body);
-
-server.close();
-client.close();
-for (const c of children) c.kill();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

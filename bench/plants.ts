@@ -1,81 +1,129 @@
-// GET /plants?limit=20 with a JWT through the whole app, against a floor: a bare
-// @hono/node-server app running the same indexed libSQL query with no auth. Same run,
-// same database file. Target: app >= 0.6 x floor, zero errors, one round trip a request.
+// GET /plants?limit=20 with a JWT through the whole app (1,000 users, each with its own
+// token, the request limit at its default) against a floor: a bare Hono + @libsql/client
+// handler running the same indexed query for the same users in turn, with no auth. Each server runs in its own process,
+// loaded in turn (A, B, A, B, …) by autocannon in a third. Target: app ≥ 1.0× floor,
+// zero errors, one round trip a request.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AddressInfo } from "node:net";
-import { serve, type ServerType } from "@hono/node-server";
-import { Hono } from "hono";
 import { createApp } from "../src/app";
 import { userIdFor } from "../src/auth/identity";
 import { openDatabase } from "../src/open-database";
-import { BENCH_ISSUER, benchRuntime, benchToken, countRoundTrips, load, machine, table, writeSection } from "./support";
+import {
+  BENCH_ISSUER,
+  benchRuntime,
+  benchServerEnv,
+  benchToken,
+  compare,
+  countRoundTrips,
+  machine,
+  median,
+  profileByPackage,
+  profileTable,
+  ratioText,
+  runTable,
+  serveChild,
+  writeSection,
+  load,
+} from "./support";
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+const users = 1000;
 const dir = mkdtempSync(join(tmpdir(), "bench-plants-"));
-const { client, db } = await openDatabase(`file:${join(dir, "bench.db")}`);
+const dbUrl = `file:${join(dir, "bench.db")}`;
 
-const token = await benchToken("user:bench");
+// Seed: 200 plants for the first user through the API itself, then the same rows copied to
+// every other user in SQL (the API would take minutes).
+const { client, db } = await openDatabase(dbUrl);
 const runtime = await benchRuntime();
-const trips = countRoundTrips(client);
-
-const app = createApp(() => ({ ...runtime, db }));
-const listen = (fetch: (req: Request) => Response | Promise<Response>) =>
-  new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
-  });
-const appServer = await listen(app.fetch);
-const appUrl = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}`;
-
-// Seed 200 plants for the bench user through the API itself.
+const seedApp = createApp(() => ({ ...runtime, db }));
+const tokens: string[] = [];
+for (let i = 0; i < users; i++) tokens.push(await benchToken(`user:bench-${i}`));
 for (let id = 1; id <= 200; id++) {
-  const res = await app.request("/plants", {
+  const res = await seedApp.request("/plants", {
     method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    headers: { Authorization: `Bearer ${tokens[0]}`, "Content-Type": "application/json" },
     body: JSON.stringify({ id, name: `plant ${id}`, tag: id % 2 ? "odd" : undefined }),
   });
   if (res.status !== 200) throw new Error(`seeding failed: ${res.status} ${await res.text()}`);
 }
+const first = await userIdFor(BENCH_ISSUER, "user:bench-0");
+const columns = async (table: string) => (await client.execute(`select name from pragma_table_info('${table}')`)).rows.map((r) => String(r.name));
+const userColumns = await columns("users");
+const plantColumns = await columns("plants");
+// A copy of the first user's rows with the given columns replaced (bound in column order).
+const copy = (table: string, cols: string[], key: string, replaced: string[]) =>
+  `insert into ${table} (${cols.join(", ")}) select ${cols.map((c) => (replaced.includes(c) ? "?" : c)).join(", ")} from ${table} where ${key} = ?`;
+const statements = [];
+const owners = [first];
+for (let i = 1; i < users; i++) {
+  const id = await userIdFor(BENCH_ISSUER, `user:bench-${i}`);
+  owners.push(id);
+  const userArgs = userColumns.filter((c) => c === "id" || c === "subject").map((c) => (c === "id" ? id : `user:bench-${i}`));
+  statements.push({ sql: copy("users", userColumns, "id", ["id", "subject"]), args: [...userArgs, first] });
+  statements.push({ sql: copy("plants", plantColumns, "owner_id", ["owner_id"]), args: [id, first] });
+}
+await client.batch(statements, "write");
+client.close();
 
-const ownerId = await userIdFor(BENCH_ISSUER, "user:bench");
-// The same statement the app sends (20 rows plus one to learn whether more remain).
-const floor = new Hono().get("/plants", async (c) => {
-  const rs = await client.execute({
-    sql: "select cast(id as text), name, tag from plants where owner_id = ? order by id limit 21",
-    args: [ownerId],
-  });
-  return c.json(rs.rows.slice(0, 20).map((r) => (r.tag === null ? { name: r.name } : { name: r.name, tag: r.tag })));
-});
-const floorServer = await listen(floor.fetch);
-const floorUrl = `http://127.0.0.1:${(floorServer.address() as AddressInfo).port}`;
+const app = await serveChild("app", await benchServerEnv(dbUrl));
+const floor = await serveChild("plants-floor", { BENCH_DB: dbUrl, BENCH_OWNERS: JSON.stringify(owners) });
+const appSpec = { url: `${app.url}/plants?limit=20`, seconds, tokens };
+const floorSpec = { url: `${floor.url}/plants?limit=20`, seconds };
 
-const warm = async () => {
-  await load("warmup", `${floorUrl}/plants?limit=20`, { seconds: 2 });
-  await load("warmup", `${appUrl}/plants?limit=20`, { seconds: 2, headers: { Authorization: `Bearer ${token}` } });
-};
-await warm();
+// Warm up both (JIT; every token verified once, as a returning user's would be).
+await load("warmup", { ...floorSpec, seconds: 2 });
+await load("warmup", { ...appSpec, seconds: 3 });
 
-const floorResult = await load("floor: bare node-server + one libSQL query, no auth", `${floorUrl}/plants?limit=20`, { seconds });
-const tripsBefore = trips();
-const appResult = await load("app: GET /plants?limit=20 with a JWT (ES256)", `${appUrl}/plants?limit=20`, {
-  seconds,
-  headers: { Authorization: `Bearer ${token}` },
-});
-const tripsPerRequest = (trips() - tripsBefore) / appResult.requests;
-const ratio = appResult.rps / floorResult.rps;
+console.log("plants: floor vs app, interleaved");
+const result = await compare(
+  { label: "floor: bare Hono + @libsql/client, same query and users, no auth", server: floor, spec: floorSpec },
+  { label: "app: GET /plants?limit=20 with a JWT (ES256), 1,000 users", server: app, spec: appSpec },
+  repeats,
+);
 
-const body = `${machine()}; ${seconds} s per run, 16 connections, load from autocannon in a child process.
+// Where the app's CPU goes, by package: a profile of one more run.
+const profiled = await app.profile(() => load("profile", appSpec));
+const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
+const floorProfiled = await floor.profile(() => load("profile", floorSpec));
+const floorByPackage = profileByPackage(floorProfiled.profile, floorProfiled.result.requests, floorProfiled.cpuUs);
+app.stop();
+floor.stop();
 
-${table([floorResult, appResult])}
+// Round trips: the app once more, in this process, counted at the driver.
+const counted = await openDatabase(dbUrl);
+const trips = countRoundTrips(counted.client, counted.reader);
+const countedApp = createApp(() => ({ ...runtime, db: counted.db }));
+const before = trips();
+for (let i = 0; i < 200; i++) {
+  const res = await countedApp.request("/plants?limit=20", { headers: { Authorization: `Bearer ${tokens[i % users]}` } });
+  if (res.status !== 200) throw new Error(`GET /plants answered ${res.status}`);
+}
+const tripsPerRequest = (trips() - before) / 200;
+counted.client.close();
+counted.reader?.close();
 
-- Ratio app / floor: **${ratio.toFixed(2)}** (target ≥ 0.60): ${ratio >= 0.6 ? "met" : "NOT met"}.
+const errors = result.runs.reduce((n, r) => n + r.b.errors + r.b.non2xx, 0);
+const appCpu = median(result.runs.map((r) => r.b.cpuUsPerRequest));
+const floorCpu = median(result.runs.map((r) => r.a.cpuUsPerRequest));
+const body = `${machine()}; ${repeats} pairs of ${seconds} s runs, interleaved, 16 connections. Each server runs in its own process, autocannon in a third; CPU µs/req is the serving process's (utime + stime from /proc).
+
+${runTable(result)}
+
+- Throughput app / floor, median of ${repeats} pairs (range): **${ratioText(result.ratio)}** (target ≥ 1.0×): ${result.ratio.median >= 1 ? "met" : "NOT met"}.
+- CPU per request, median: floor **${floorCpu.toFixed(0)} µs**, app **${appCpu.toFixed(0)} µs**; floor / app ${ratioText(result.cpuRatio)}.
 - Database round trips per request: **${tripsPerRequest.toFixed(3)}** (target 1).
-- Errors: ${appResult.errors + appResult.non2xx} (target 0).`;
+- Errors and non-2xx: ${errors} (target 0).
+
+CPU profile of the app's process over one more ${seconds} s run (self time by package, native frames counted for their caller, scaled to the process's CPU time over that run, µs per request; the profiler adds some overhead):
+
+${profileTable(byPackage)}
+
+The floor's, likewise:
+
+${profileTable(floorByPackage)}`;
 console.log(`\n## Plants\n\n${body}\n`);
 writeSection("Plants", body);
-
-appServer.close();
-floorServer.close();
-client.close();
 rmSync(dir, { recursive: true, force: true });
+process.exit(0);

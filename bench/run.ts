@@ -1,18 +1,29 @@
-// npm run bench: runs every benchmark script in bench/ one after another, so none competes
-// with another for the two cores. Each writes its section of BENCHMARKS.md.
+// npm run bench [section…]: runs each section's script in its own process, one after
+// another, so none competes with another for the cores. Each writes its section of
+// BENCHMARKS.md. `npm run bench -- plants` runs one section.
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
 import { resolve } from "node:path";
 
-const only = process.argv.slice(2);
-const scripts = readdirSync(import.meta.dirname)
-  .filter((f) => f.endsWith(".ts") && !["run.ts", "support.ts"].includes(f) && !f.endsWith(".d.ts"))
-  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
-  .sort();
+// One line per section: its script in bench/.
+const sections = [
+  "plants",
+  "chat",
+  "worker",
+  "search",
+];
+
+const asked = process.argv.slice(2);
+const unknown = asked.filter((a) => !sections.includes(a));
+if (unknown.length > 0) {
+  console.error(`no such section: ${unknown.join(", ")}; the sections are ${sections.join(", ")}`);
+  process.exit(2);
+}
 let failed = 0;
-for (const script of scripts) {
-  console.log(`\n=== bench/${script}`);
-  const result = spawnSync(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, script)], { stdio: "inherit" });
+for (const section of sections.filter((s) => asked.length === 0 || asked.includes(s))) {
+  console.log(`\n=== bench/${section}.ts`);
+  const started = Date.now();
+  const result = spawnSync(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, `${section}.ts`)], { stdio: "inherit" });
+  console.log(`=== bench/${section}.ts: ${result.status === 0 ? "done" : "FAILED"} in ${Math.round((Date.now() - started) / 1000)} s`);
   if (result.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);

@@ -1,10 +1,13 @@
-import { execFile } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Client } from "@libsql/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { parseConfig } from "../src/config";
+import type { NativeReader } from "../src/db";
+import { countNativeReads } from "../test/support/harness";
 import { createRuntime, type Runtime } from "../src/deps";
 import { createLogger } from "../src/log";
 
@@ -18,22 +21,34 @@ export interface LoadResult {
   non2xx: number;
 }
 
-const AUTOCANNON = resolve(import.meta.dirname, "../node_modules/autocannon/autocannon.js");
+/** A load run against a server in its own process, with that process's CPU per request. */
+export interface Run extends LoadResult {
+  cpuUsPerRequest: number;
+}
 
-/**
- * Loads `url` with autocannon in a child process, so the load generator and the server
- * under test each have a core, and every run is bounded by `seconds`.
- */
-export async function load(
-  label: string,
-  url: string,
-  options: { seconds?: number; connections?: number; headers?: Record<string, string>; method?: string; body?: string } = {},
-): Promise<LoadResult> {
-  const args = ["-j", "-d", String(options.seconds ?? 8), "-c", String(options.connections ?? 16)];
-  for (const [k, v] of Object.entries(options.headers ?? {})) args.push("-H", `${k}=${v}`);
-  if (options.method) args.push("-m", options.method);
-  if (options.body) args.push("-b", options.body);
-  const { stdout } = await promisify(execFile)(process.execPath, [AUTOCANNON, ...args, url], { maxBuffer: 16 << 20 });
+export interface LoadSpec {
+  url: string;
+  seconds?: number;
+  connections?: number;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Access tokens, one per user; each request takes the next. */
+  tokens?: string[];
+  /** Request bodies, one per token. */
+  bodies?: string[];
+}
+
+const LOAD = resolve(import.meta.dirname, "child/load.ts");
+const SERVE = resolve(import.meta.dirname, "child/serve.ts");
+const scratch = mkdtempSync(join(tmpdir(), "bench-"));
+let specs = 0;
+
+/** Loads a server with autocannon in a child process (bench/child/load.ts). */
+export async function load(label: string, spec: LoadSpec): Promise<LoadResult> {
+  const file = join(scratch, `load-${specs++}.json`);
+  writeFileSync(file, JSON.stringify({ seconds: 5, connections: 16, ...spec }));
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", LOAD, file], { maxBuffer: 64 << 20 });
   const r = JSON.parse(stdout);
   return {
     label,
@@ -46,10 +61,221 @@ export async function load(
   };
 }
 
-export function table(rows: LoadResult[]): string {
-  const lines = ["| run | req/s | p50 ms | p99 ms | requests | errors | non-2xx |", "|---|---:|---:|---:|---:|---:|---:|"];
-  for (const r of rows) lines.push(`| ${r.label} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.errors} | ${r.non2xx} |`);
+/** A server under test in its own process. */
+export interface Served {
+  url: string;
+  proc: ChildProcess;
+  /** CPU time (µs) the process has used so far: utime + stime from /proc. */
+  cpuUs(): number;
+  /** A CPU profile of the process while `during` runs, and the CPU µs it used meanwhile. */
+  profile<T>(during: () => Promise<T>): Promise<{ result: T; profile: CpuProfile; cpuUs: number }>;
+  stop(): void;
+}
+
+const running = new Set<ChildProcess>();
+process.on("exit", () => running.forEach((p) => p.kill()));
+
+/** Starts a process and waits for the line `ready` matches; its first group is the URL. */
+export function spawnServer(args: string[], env: Record<string, string>, ready: RegExp): Promise<Served> {
+  return new Promise((done, reject) => {
+    const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe", "ipc"] });
+    running.add(proc);
+    proc.on("exit", () => running.delete(proc));
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`no ready line from ${args.join(" ")}: ${out.slice(-500)}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = ready.exec(out);
+      if (!match) return;
+      clearTimeout(timer);
+      proc.stdout!.off("data", onData);
+      proc.stderr!.off("data", onData);
+      proc.stdout!.resume();
+      proc.stderr!.resume();
+      done({
+        url: match[1] ?? match[0],
+        proc,
+        cpuUs: () => cpuUsOf(proc.pid!),
+        profile: (during) => profileOf(proc, during),
+        stop: () => proc.kill("SIGTERM"),
+      });
+    };
+    proc.stdout!.on("data", onData);
+    proc.stderr!.on("data", onData);
+    proc.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}: ${out.slice(-500)}`)));
+  });
+}
+
+/** One of bench/child/serve.ts's servers (`app`, `plants-floor`) in its own process. */
+export function serveChild(kind: string, env: Record<string, string>): Promise<Served> {
+  return spawnServer(["--import", "tsx", SERVE, kind], env, /READY (\S+)/);
+}
+
+const TICK_US = 10_000; // USER_HZ is 100 on Linux
+
+function cpuUsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+}
+
+export interface CpuProfile {
+  nodes: Array<{ id: number; callFrame: { url: string; functionName: string }; children?: number[] }>;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function profileOf<T>(proc: ChildProcess, during: () => Promise<T>): Promise<{ result: T; profile: CpuProfile; cpuUs: number }> {
+  const reply = (match: (m: unknown) => boolean) =>
+    new Promise<unknown>((done) => {
+      const on = (m: unknown) => {
+        if (!match(m)) return;
+        proc.off("message", on);
+        done(m);
+      };
+      proc.on("message", on);
+    });
+  return (async () => {
+    const started = reply((m) => m === "profile-started");
+    proc.send("profile-start");
+    await started;
+    const before = cpuUsOf(proc.pid!);
+    const result = await during();
+    await new Promise((r) => setTimeout(r, 200));
+    const cpuUs = cpuUsOf(proc.pid!) - before;
+    const stopped = reply((m) => typeof m === "object" && m !== null && "profile" in m);
+    proc.send("profile-stop");
+    const { profile } = (await stopped) as { profile: CpuProfile };
+    return { result, profile, cpuUs };
+  })();
+}
+
+/**
+ * Self time by package, scaled to `cpuUs` (the CPU the process used over the window, from
+ * /proc: sampling counts wall time, which a shared machine inflates). Native frames (V8
+ * builtins, bindings) count for the package that called them.
+ */
+export function profileByPackage(profile: CpuProfile, requests: number, cpuUs: number): Array<{ pkg: string; usPerRequest: number; share: number }> {
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const pkgOf = new Map<number, string>();
+  const resolvePkg = (id: number): string => {
+    const known = pkgOf.get(id);
+    if (known) return known;
+    const { url, functionName } = byId.get(id)!.callFrame;
+    let pkg = packageOf(url, functionName);
+    if (pkg === "native") {
+      const up = parent.get(id);
+      pkg = up === undefined ? "native" : resolvePkg(up);
+      if (pkg === "(root)") pkg = "native";
+    }
+    pkgOf.set(id, pkg);
+    return pkg;
+  };
+  const self = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const pkg = resolvePkg(id);
+    if (pkg === "(idle)") return;
+    const dt = profile.timeDeltas[i] ?? 0;
+    self.set(pkg, (self.get(pkg) ?? 0) + dt);
+    total += dt;
+  });
+  return [...self]
+    .map(([pkg, us]) => ({ pkg, usPerRequest: ((us / total) * cpuUs) / Math.max(1, requests), share: us / total }))
+    .sort((a, b) => b.usPerRequest - a.usPerRequest);
+}
+
+function packageOf(url: string, functionName: string): string {
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules\/)/.exec(url);
+  if (m) return m[1]!;
+  if (url.includes("/src/")) return "src (the app)";
+  if (url.includes("/bench/")) return "bench harness";
+  if (url.startsWith("node:internal/deps/undici")) return "Node's built-in undici (fetch, Request, Response, Headers)";
+  if (url.startsWith("node:")) return "node (http, streams, …)";
+  if (url === "") return functionName.startsWith("(") ? functionName : "native";
+  return url;
+}
+
+/** A markdown table of a profile's packages, those under 2% folded into "other". */
+export function profileTable(rows: ReturnType<typeof profileByPackage>): string {
+  const lines = ["| package | µs/req | share |", "|---|---:|---:|"];
+  let other = 0;
+  let otherShare = 0;
+  for (const r of rows) {
+    if (r.share < 0.02) {
+      other += r.usPerRequest;
+      otherShare += r.share;
+    } else lines.push(`| ${r.pkg} | ${r.usPerRequest.toFixed(0)} | ${(r.share * 100).toFixed(0)}% |`);
+  }
+  lines.push(`| other | ${other.toFixed(0)} | ${(otherShare * 100).toFixed(0)}% |`);
+  const total = rows.reduce((n, r) => n + r.usPerRequest, 0);
+  lines.push(`| **total (sampled)** | **${total.toFixed(0)}** | |`);
   return lines.join("\n");
+}
+
+/** One load run against `server`, with the CPU µs per request it spent. */
+export async function measure(label: string, server: Served, spec: LoadSpec): Promise<Run> {
+  const before = server.cpuUs();
+  const result = await load(label, spec);
+  await new Promise((r) => setTimeout(r, 200)); // requests cut off by the stop settle
+  return { ...result, cpuUsPerRequest: (server.cpuUs() - before) / Math.max(1, result.requests) };
+}
+
+export interface Side {
+  label: string;
+  server: Served;
+  spec: LoadSpec;
+}
+
+export interface Comparison {
+  runs: Array<{ a: Run; b: Run }>;
+  /** b / a throughput: median and range over the pairs. */
+  ratio: { median: number; min: number; max: number };
+  /** a / b CPU per request (higher is better for b). */
+  cpuRatio: { median: number; min: number; max: number };
+}
+
+/** Runs A, B, A, B, … `repeats` times each, and the ratio of B to A per pair. */
+export async function compare(a: Side, b: Side, repeats: number): Promise<Comparison> {
+  const runs: Array<{ a: Run; b: Run }> = [];
+  for (let i = 0; i < repeats; i++) {
+    const ra = await measure(a.label, a.server, a.spec);
+    const rb = await measure(b.label, b.server, b.spec);
+    console.log(`  ${i + 1}/${repeats}: ${a.label}: ${ra.rps} req/s, ${ra.cpuUsPerRequest.toFixed(0)} µs; ${b.label}: ${rb.rps} req/s, ${rb.cpuUsPerRequest.toFixed(0)} µs`);
+    runs.push({ a: ra, b: rb });
+  }
+  return {
+    runs,
+    ratio: spread(runs.map((r) => r.b.rps / Math.max(1, r.a.rps))),
+    cpuRatio: spread(runs.map((r) => r.a.cpuUsPerRequest / Math.max(1, r.b.cpuUsPerRequest))),
+  };
+}
+
+function spread(values: number[]) {
+  const sorted = [...values].sort((x, y) => x - y);
+  return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted[sorted.length - 1]! };
+}
+
+export const median = (values: number[]) => spread(values).median;
+
+/** A table of every run of a comparison, in the order run. */
+export function runTable(c: Comparison): string {
+  const lines = [
+    "| run | req/s | CPU µs/req | p50 ms | p99 ms | requests | errors | non-2xx |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  c.runs.forEach(({ a, b }, i) => {
+    for (const r of [a, b]) {
+      lines.push(`| ${i + 1}. ${r.label} | ${r.rps} | ${r.cpuUsPerRequest.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.errors} | ${r.non2xx} |`);
+    }
+  });
+  return lines.join("\n");
+}
+
+/** "0.93× (0.88–1.01)" */
+export function ratioText(r: { median: number; min: number; max: number }): string {
+  return `${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
 }
 
 /** Replaces (or appends) the `## title` section of BENCHMARKS.md, leaving the others as they are. */
@@ -65,13 +291,25 @@ export function writeSection(title: string, body: string): void {
 }
 
 export function machine(): string {
-  return `Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`;
+  const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  return `Node ${process.version}, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ${cpus().length} cores, load average ${load} at the start${process.env.BENCH_NOTE ? ` (${process.env.BENCH_NOTE})` : ""}`;
 }
 
 /** The identity provider every benchmark trusts: an ES256 key made for the run. */
 export const BENCH_ISSUER = "https://idp.bench/";
-const BENCH_AUDIENCE = "bench";
+export const BENCH_AUDIENCE = "bench";
 const benchKey = generateKeyPair("ES256");
+
+/** The bench key's public half, as a server in another process is handed it (BENCH_JWK). */
+export async function benchJwk(): Promise<string> {
+  const { publicKey } = await benchKey;
+  return JSON.stringify({ ...(await exportJWK(publicKey)), alg: "ES256" });
+}
+
+/** The environment bench/child/serve.ts's app needs to trust the bench key. */
+export async function benchServerEnv(db: string, config: Record<string, string> = {}): Promise<Record<string, string>> {
+  return { BENCH_DB: db, BENCH_JWK: await benchJwk(), BENCH_ISSUER, BENCH_AUDIENCE, BENCH_ENV: JSON.stringify(config) };
+}
 
 /** A runtime trusting the bench key, the request limit off (one user makes all the load). */
 export async function benchRuntime(env: Record<string, string> = {}): Promise<Runtime> {
@@ -95,12 +333,16 @@ export async function benchToken(subject: string): Promise<string> {
     .sign(privateKey);
 }
 
-/** Counts database round trips (execute and batch calls) at the libSQL client. */
-export function countRoundTrips(client: Client): () => number {
+/**
+ * Counts database round trips: execute and batch calls at the libSQL client, and statements
+ * run on the native connection the hot reads use (src/db.ts readNatively).
+ */
+export function countRoundTrips(client: Client, reader?: NativeReader): () => number {
   let trips = 0;
   const execute = client.execute.bind(client);
   const batch = client.batch.bind(client);
   client.execute = ((...a: Parameters<typeof execute>) => (trips++, execute(...a))) as typeof client.execute;
   client.batch = ((...a: Parameters<typeof batch>) => (trips++, batch(...a))) as typeof client.batch;
+  countNativeReads(reader, () => trips++);
   return () => trips;
 }

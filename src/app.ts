@@ -1,8 +1,8 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
-import { HTTPException } from "hono/http-exception";
 import { createMiddleware } from "hono/factory";
+import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv, Deps } from "./deps";
 import { ApiError, excerpt, type ErrorBody } from "./errors";
@@ -28,34 +28,23 @@ export function createApp(resolveDeps: DepsResolver) {
   const app = createRouter();
 
   app.use(requestId());
+  // API.md: JSON is `application/json; charset=utf-8`. Set where the JSON is made, so no
+  // middleware rewrites the response afterwards (on Node that turns @hono/node-server's
+  // lightweight Response into a full one); a 204 from c.body(null, 204) carries no type.
   app.use(async (c, next) => {
+    c.json = ((object: unknown, arg?: number | ResponseInit, headers?: Record<string, string>) =>
+      c.newResponse(JSON.stringify(object), arg as never, { "Content-Type": JSON_UTF8, ...headers })) as typeof c.json;
     await next();
-    // API.md: JSON is `application/json; charset=utf-8`; a 204 has no body, so no type.
-    if (c.res.status === 204) c.res.headers.delete("Content-Type");
-    else if (c.res.headers.get("Content-Type") === "application/json") {
-      c.res.headers.set("Content-Type", "application/json; charset=utf-8");
-    }
   });
   app.use(async (c, next) => {
     c.set("deps", await resolveDeps(c));
     await next();
   });
-  // Credentials travel in headers, never cookies, so browsers may call from any origin
-  // unless CORS_ORIGINS narrows it.
-  app.use(
-    cors({
-      origin: (origin, c: Context<AppEnv>) => {
-        const allowed = c.var.deps.config.CORS_ORIGINS;
-        return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
-      },
-      allowHeaders: ["Authorization", "Content-Type", "X-API-Key", "Idempotency-Key"],
-      exposeHeaders: ["X-Request-Id", "X-Credits-Remaining", "X-Credits-Reset", "Retry-After", "Link", "Idempotent-Replayed"],
-      maxAge: 86_400,
-    }),
-  );
+  app.use(corsHeaders);
   // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.
   app.use(methodNotAllowed(() => app.routes));
-  app.use(limitBodySize, parseJsonBody);
+  // Only where a body can be: reading `body` on a GET makes @hono/node-server build a full Request.
+  app.use((c, next) => (mayHaveBody(c.req.raw) ? limitBodySize(c, next) : next()), parseJsonBody);
 
   app.route("/", healthRoutes);
   app.route("/", plantRoutes);
@@ -119,6 +108,37 @@ export type App = ReturnType<typeof createApp>;
 
 /** /v1 answers in OpenAI's error shape, everything else in the Error body. */
 const isOpenAiSurface = (path: string) => path === "/v1" || path.startsWith("/v1/");
+
+const JSON_UTF8 = "application/json; charset=utf-8";
+
+// Credentials travel in headers, never cookies, so browsers may call from any origin
+// unless CORS_ORIGINS narrows it. Hono's cors() answers preflights; on other requests the
+// headers are set before the handler runs, never on c.res afterwards (see the JSON note).
+const corsOptions = {
+  origin: (origin: string, c: Context<AppEnv>) => {
+    const allowed = c.var.deps.config.CORS_ORIGINS;
+    return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
+  },
+  allowHeaders: ["Authorization", "Content-Type", "X-API-Key", "Idempotency-Key"],
+  exposeHeaders: ["X-Request-Id", "X-Credits-Remaining", "X-Credits-Reset", "Retry-After", "Link", "Idempotent-Replayed"],
+  maxAge: 86_400,
+};
+const preflight = cors(corsOptions);
+const exposed = corsOptions.exposeHeaders.join(",");
+
+const corsHeaders = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.method === "OPTIONS") return preflight(c, next);
+  const origin = corsOptions.origin(c.req.header("Origin") ?? "", c);
+  if (origin) c.header("Access-Control-Allow-Origin", origin);
+  c.header("Access-Control-Expose-Headers", exposed);
+  c.header("Vary", "Origin", { append: true });
+  await next();
+});
+
+/** GET and HEAD have no body, and an OPTIONS is answered by the CORS preflight. */
+function mayHaveBody(req: Request): boolean {
+  return req.method !== "GET" && req.method !== "HEAD" && req.method !== "OPTIONS";
+}
 
 /**
  * 405 with `Allow` for a path the app serves, asked with a method it does not serve there.

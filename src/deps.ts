@@ -5,6 +5,7 @@ import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/j
 import { createLogger, type Logger } from "./log";
 import { createRateLimiter, unlimited, type MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit";
 import { createModelRegistry, type ModelRegistry } from "./models/registry";
+import type { UpstreamFetch } from "./models/adapter";
 import type { WorkersAiBinding } from "./models/workers-ai";
 import type { Principal } from "./auth/credentials";
 
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   workersAi?: WorkersAiBinding;
   /** Overrides the in-memory failed-authentication limit (Workers: the rate-limiting binding). */
   authFailureLimiter?: RateLimiter;
+  /** How model adapters call their upstreams: a kept-alive pool on Node (default: the global fetch). */
+  upstreamFetch?: UpstreamFetch;
 }
 
 /** The JWT key source the configuration names, or undefined when none is set. */
@@ -81,7 +84,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       issuer: config.AUTH_ISSUER,
       audience: config.AUTH_AUDIENCE,
     }),
-    models: createModelRegistry(config, { workersAi: options.workersAi }),
+    models: createModelRegistry(config, { workersAi: options.workersAi, fetch: options.upstreamFetch }),
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
     authFailureLimiter:
       config.AUTH_FAILURES_PER_MINUTE === 0

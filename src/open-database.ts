@@ -1,8 +1,9 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createClient } from "@libsql/client";
+import Database from "libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { dbFromLibsql } from "./db";
+import { dbFromLibsql, readNatively } from "./db";
 
 const MIGRATIONS = resolve(import.meta.dirname, "../migrations");
 
@@ -12,7 +13,7 @@ const MIGRATIONS = resolve(import.meta.dirname, "../migrations");
  */
 export async function openDatabase(url: string, authToken?: string) {
   const embedded = url.startsWith("file:");
-  if (embedded) mkdirSync(dirname(url.slice("file:".length)), { recursive: true });
+  if (embedded) mkdirSync(dirname(filePath(url)), { recursive: true });
   // An embedded file runs every statement synchronously, so extra connections add nothing
   // but lose the per-connection pragmas below (the client opens one per overlapping call).
   const client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });
@@ -27,8 +28,14 @@ export async function openDatabase(url: string, authToken?: string) {
   }
   const db = dbFromLibsql(client);
   await migrate(db, { migrationsFolder: MIGRATIONS });
-  const databaseFileProblem = embedded ? watchFileIdentity(url.slice("file:".length)) : undefined;
-  return { client, db, databaseFileProblem };
+  const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
+  // The hot reads' statements, prepared once on a connection of their own (see readNatively).
+  const reader = embedded ? new Database(filePath(url)) : undefined;
+  if (reader) {
+    reader.exec("PRAGMA busy_timeout = 5000");
+    readNatively(db, reader);
+  }
+  return { client, db, reader, databaseFileProblem };
 }
 
 /**
@@ -49,4 +56,12 @@ function watchFileIdentity(path: string): () => string | null {
     if (now?.dev === opened.dev && now.ino === opened.ino) return null;
     return `the database file ${resolve(path)} was ${now ? "replaced by another file" : "deleted"} while this server had it open`;
   };
+}
+
+/** The file a `file:` URL names, as @libsql/client reads it: `file:./a.db`, `file:///srv/a.db`, no query. */
+function filePath(url: string): string {
+  return url
+    .slice("file:".length)
+    .replace(/\?.*$/, "")
+    .replace(/^\/\/[^/]*/, "");
 }

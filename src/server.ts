@@ -12,6 +12,7 @@ import { runDailyRollover } from "./jobs/daily-rollover";
 import { DEFAULT_DATABASE_URL, LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, localKeyFile } from "./local-login";
 import { openDatabase } from "./open-database";
 import { nextUtcMidnight } from "./services/credits";
+import { createUpstreamPool } from "./upstream-pool";
 
 async function main() {
   let config: Config;
@@ -42,8 +43,8 @@ async function main() {
     );
   }
 
-  const runtime = await createRuntime(config, { authSource });
-  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  const runtime = await createRuntime(config, { authSource, upstreamFetch: createUpstreamPool() });
+  const { db, client, reader, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
   const deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER) };
   const app = createApp(() => deps);
 
@@ -68,6 +69,7 @@ async function main() {
     clearTimeout(timer);
     server.close(() => {
       client.close();
+      reader?.close();
       process.exit(0);
     });
   };

@@ -33,12 +33,21 @@ function runtimeFor(env: Env): Promise<Runtime> {
   return runtime;
 }
 
+// One drizzle handle per D1 binding: the binding is the same object for every request of
+// the isolate, and a handle holds no I/O of its own, so statements prepared per handle
+// (src/db.ts perDb) are built once per isolate rather than once per request.
+const d1Handles = new WeakMap<D1Database, Db>();
+
 /** libSQL (Turso) when DATABASE_URL is set; otherwise the D1 binding, as in `wrangler dev`. */
 function databaseFor(env: Env, rt: Runtime): Db {
   if (rt.config.DATABASE_URL) {
     return dbFromLibsql(createClient({ url: rt.config.DATABASE_URL, authToken: rt.config.DATABASE_AUTH_TOKEN }));
   }
-  if (env.DB) return dbFromD1(env.DB);
+  if (env.DB) {
+    let db = d1Handles.get(env.DB);
+    if (!db) d1Handles.set(env.DB, (db = dbFromD1(env.DB)));
+    return db;
+  }
   throw new Error("no database: set DATABASE_URL (libSQL/Turso) or bind a D1 database as DB");
 }
 

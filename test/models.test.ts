@@ -108,6 +108,27 @@ describe("configuration", () => {
   });
 });
 
+describe("upstream connections on Node", () => {
+  // A connection still finishing one reply when the next message goes out may add a second.
+  it("sends consecutive messages, whole and streamed, over kept-alive connections, not one each", async () => {
+    const own = await startFakeUpstream();
+    try {
+      await withHarness({ env: { SVC_MODEL_BASE_URL: own.baseUrl } }, async (h) => {
+        const token = await h.signIn("pooled");
+        for (const stream of [true, false, true, true, false, true, true, false]) {
+          const res = await h.request("/chat/send", { method: "POST", token, json: { message: "hi", stream } });
+          expect(res.status).toBe(200);
+          await res.text();
+        }
+        expect(own.requests).toHaveLength(8);
+        expect(own.connections()).toBeLessThanOrEqual(2);
+      });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 /** A Workers AI binding as workerd provides it: `{ response }`, or an SSE byte stream. */
 function workersAiBinding(calls: Array<{ model: string; inputs: Record<string, unknown> }>): WorkersAiBinding {
   return {

@@ -1,3 +1,5 @@
+import type { ByteStream } from "./sse";
+
 /** One turn of a conversation, as every provider protocol understands it. */
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -62,8 +64,28 @@ export class UpstreamError extends Error {
   }
 }
 
+/** An upstream reply as the adapters read it; a fetch Response is one. */
+export interface UpstreamReply {
+  status: number;
+  ok: boolean;
+  json(): Promise<unknown>;
+  text(): Promise<string>;
+  body: ByteStream | null;
+}
+
+/**
+ * How adapters call their upstream: the global fetch by default (Workers), a kept-alive
+ * connection pool on Node (src/upstream-pool.ts), handed in through the runtime options.
+ */
+export type UpstreamFetch = (
+  url: string,
+  init: { method: "POST"; headers: Record<string, string>; body: string; signal: AbortSignal },
+) => Promise<UpstreamReply>;
+
+export const globalFetch: UpstreamFetch = (url, init) => fetch(url, init);
+
 /** The JSON body of an upstream reply; a broken or aborted body is an upstream failure. */
-export async function upstreamJson<T>(res: Response, signal: AbortSignal): Promise<T> {
+export async function upstreamJson<T>(res: UpstreamReply, signal: AbortSignal): Promise<T> {
   try {
     return (await res.json()) as T;
   } catch (err) {
@@ -72,7 +94,7 @@ export async function upstreamJson<T>(res: Response, signal: AbortSignal): Promi
 }
 
 /** An UpstreamError for a non-2xx reply, quoting (a little of) its body for the log. */
-export async function upstreamStatusError(res: Response, secret?: string): Promise<UpstreamError> {
+export async function upstreamStatusError(res: UpstreamReply, secret?: string): Promise<UpstreamError> {
   let body = "";
   try {
     body = (await res.text()).slice(0, 300);
@@ -87,10 +109,10 @@ export async function upstreamStatusError(res: Response, secret?: string): Promi
   );
 }
 
-/** Calls fetch, turning a network failure (not an abort) into an UpstreamError. */
-export async function fetchUpstream(url: string, init: RequestInit & { signal: AbortSignal }): Promise<Response> {
+/** Calls the upstream, turning a network failure (not an abort) into an UpstreamError. */
+export async function fetchUpstream(fetcher: UpstreamFetch, ...[url, init]: Parameters<UpstreamFetch>): Promise<UpstreamReply> {
   try {
-    return await fetch(url, init);
+    return await fetcher(url, init);
   } catch (err) {
     if (init.signal.aborted) throw init.signal.reason;
     throw new UpstreamError(`could not reach the upstream: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,12 +1,14 @@
 import {
   asUpstreamFailure,
   fetchUpstream,
+  globalFetch,
   finishReasonFrom,
   upstreamJson,
   upstreamStatusError,
   UpstreamError,
   type ChatMessage,
   type ModelAdapter,
+  type UpstreamFetch,
   type ModelOutcome,
   type ModelRequest,
   type Sampling,
@@ -14,6 +16,8 @@ import {
 import { readServerSentEvents } from "./sse";
 
 export interface AnthropicOptions {
+  /** How to call the upstream (default: the global fetch). */
+  fetch?: UpstreamFetch;
   /** The API origin, e.g. https://api.anthropic.com (…/v1/messages is appended). */
   baseUrl: string;
   apiKey: string;
@@ -87,7 +91,7 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
   const url = `${options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/messages`;
 
   const post = async ({ messages, sampling = {}, signal }: ModelRequest, stream: boolean) => {
-    const res = await fetchUpstream(url, {
+    const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
       method: "POST",
       headers: {
         "content-type": "application/json",

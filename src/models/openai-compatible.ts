@@ -1,17 +1,21 @@
 import {
   asUpstreamFailure,
   fetchUpstream,
+  globalFetch,
   finishReasonFrom,
   upstreamJson,
   upstreamStatusError,
   UpstreamError,
   usageFrom,
   type ModelAdapter,
+  type UpstreamFetch,
   type ModelRequest,
 } from "./adapter";
 import { readServerSentEvents } from "./sse";
 
 export interface OpenAiCompatibleOptions {
+  /** How to call the upstream (default: the global fetch). */
+  fetch?: UpstreamFetch;
   /** The API base, ending in /v1 (…/chat/completions is appended). */
   baseUrl: string;
   apiKey?: string;
@@ -27,7 +31,7 @@ interface CompletionReply {
 
 /**
  * OpenAI's chat completions protocol, which OpenAI, Groq, Together, OpenRouter, vLLM,
- * Ollama and llama.cpp all speak. Uses the global fetch, so it runs on Node and Workers.
+ * Ollama and llama.cpp all speak. Runs on Node and Workers (see `fetch`).
  */
 export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): ModelAdapter {
   const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
@@ -35,7 +39,7 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
 
   const post = async ({ messages, sampling = {}, signal }: ModelRequest, stream: boolean) => {
-    const res = await fetchUpstream(url, {
+    const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
       method: "POST",
       headers: stream ? { ...headers, accept: "text/event-stream" } : headers,
       // Unset settings stay out of the body (undefined is dropped), so servers that do not

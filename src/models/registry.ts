@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import type { ModelAdapter } from "./adapter";
+import type { ModelAdapter, UpstreamFetch } from "./adapter";
 import { anthropicAdapter } from "./anthropic";
 import { DEFAULT_MODEL_ID, MODEL_CATALOG, type ModelInfo } from "./catalog";
 import { openAiCompatibleAdapter } from "./openai-compatible";
@@ -38,6 +38,8 @@ const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 export interface RegistryOptions {
   /** The Workers AI binding (`env.AI`), which serves svc-70b when no base URL is set. */
   workersAi?: WorkersAiBinding;
+  /** How adapters call their upstreams (default: the global fetch). */
+  fetch?: UpstreamFetch;
 }
 
 /**
@@ -56,6 +58,7 @@ export function createModelRegistry(config: Config, options: RegistryOptions = {
               baseUrl: config.SVC_MODEL_BASE_URL,
               apiKey: config.SVC_MODEL_API_KEY,
               model: config.SVC_MODEL_UPSTREAM,
+              fetch: options.fetch,
             }),
           };
         }
@@ -68,6 +71,7 @@ export function createModelRegistry(config: Config, options: RegistryOptions = {
             baseUrl: config.ANTHROPIC_BASE_URL ?? ANTHROPIC_BASE_URL,
             apiKey: config.ANTHROPIC_API_KEY,
             model: model.upstream,
+            fetch: options.fetch,
           }),
         };
       default: {
@@ -76,7 +80,7 @@ export function createModelRegistry(config: Config, options: RegistryOptions = {
         const baseUrl = setting(provider.url);
         // A base URL alone enables the provider: local servers (Ollama, vLLM) take no key.
         if (!apiKey && !baseUrl) return { setup: `set ${provider.key}` };
-        return { adapter: openAiCompatibleAdapter({ baseUrl: baseUrl ?? provider.baseUrl, apiKey, model: model.upstream }) };
+        return { adapter: openAiCompatibleAdapter({ baseUrl: baseUrl ?? provider.baseUrl, apiKey, model: model.upstream, fetch: options.fetch }) };
       }
     }
   };

@@ -1,54 +1,46 @@
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+
 /** One server-sent event: its `event:` name (when given) and its joined `data:` lines. */
-export interface ServerSentEvent {
-  event?: string;
-  data: string;
-}
+export type ServerSentEvent = Pick<EventSourceMessage, "event" | "data">;
+
+/** An upstream body: a fetch Response's ReadableStream, or undici's Readable on Node. */
+export type ByteStream = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
 /**
- * Parses a text/event-stream body into events, as the SSE spec reads them: events are
- * separated by a blank line, `data:` lines join with newlines, comments are ignored.
+ * Parses a text/event-stream body into events (eventsource-parser reads it as the SSE
+ * spec does). An event cut off by the end of the body still counts, as the upstreams we
+ * read sometimes end without the final blank line.
  */
-export async function* readServerSentEvents(
-  body: ReadableStream<Uint8Array>,
-  signal?: AbortSignal,
-): AsyncGenerator<ServerSentEvent> {
-  const reader = body.getReader();
+export async function* readServerSentEvents(body: ByteStream, signal?: AbortSignal): AsyncGenerator<ServerSentEvent> {
+  const chunks = "getReader" in body ? readerChunks(body, signal) : body;
   const decoder = new TextDecoder();
-  // The signal cancels the body, for sources (a binding's stream) that fetch does not own.
+  let events: ServerSentEvent[] = [];
+  const parser = createParser({ onEvent: (e) => void events.push(e.event === undefined ? { data: e.data } : { event: e.event, data: e.data }) });
+  for await (const chunk of chunks) {
+    if (signal?.aborted) throw signal.reason;
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    if (events.length === 0) continue;
+    const ready = events;
+    events = [];
+    yield* ready;
+  }
+  parser.feed(decoder.decode());
+  parser.reset({ consume: true });
+  yield* events;
+  if (signal?.aborted) throw signal.reason;
+}
+
+/** A ReadableStream's chunks; the signal cancels it, for sources (a binding's stream) that fetch does not own. */
+async function* readerChunks(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
   const cancel = () => void reader.cancel(signal?.reason).catch(() => {});
   signal?.addEventListener("abort", cancel, { once: true });
-  let buffer = "";
-  let event: string | undefined;
-  let data: string[] = [];
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
-      if (signal?.aborted) throw signal.reason;
-      buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
-        // A CR at the very end may be the first half of a CRLF: wait for the next chunk.
-        if (buffer[newline] === "\r" && newline === buffer.length - 1) break;
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
-        if (line === "") {
-          if (data.length > 0) yield event === undefined ? { data: data.join("\n") } : { event, data: data.join("\n") };
-          event = undefined;
-          data = [];
-          continue;
-        }
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        let value = colon < 0 ? "" : line.slice(colon + 1);
-        if (value.startsWith(" ")) value = value.slice(1);
-        if (field === "data") data.push(value);
-        else if (field === "event") event = value;
-      }
+      if (done) return;
+      yield value;
     }
-    if (data.length > 0) yield event === undefined ? { data: data.join("\n") } : { event, data: data.join("\n") };
-    if (signal?.aborted) throw signal.reason;
   } finally {
     signal?.removeEventListener("abort", cancel);
     await reader.cancel().catch(() => {});

@@ -69,12 +69,8 @@ export const plantRoutes = createRouter()
   .openapi(listPlantsRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const page = await listPlants(c.var.deps.db, c.var.principal.userId, { limit, afterId: cursor });
-    if (page.next !== null) {
-      const next = new URL(c.req.url);
-      next.searchParams.set("limit", String(limit));
-      next.searchParams.set("cursor", page.next);
-      c.header("Link", `<${next.pathname}${next.search}>; rel="next"`);
-    }
+    // limit and cursor are the only parameters; both are digits, so nothing needs escaping.
+    if (page.next !== null) c.header("Link", `<${c.req.path}?limit=${limit}&cursor=${page.next}>; rel="next"`);
     return c.json(page.plants, 200);
   })
   .openapi(removePlant, async (c) => {

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import type { Db } from "../db";
+import { perDb, rawRows, type Db } from "../db";
 import { plants } from "../../schema/index";
 import { ensureUser } from "./users";
 
@@ -35,9 +35,8 @@ export async function createPlant(
 }
 
 // The list query is prepared once per database handle: building it with the query builder
-// costs more than running it against an embedded database. Handles are per request on
-// Workers, where this is simply not reused.
-const preparedLists = new WeakMap<Db, ReturnType<typeof prepareLists>>();
+// costs more than running it against an embedded database.
+const preparedLists = perDb(prepareLists);
 
 function prepareLists(db: Db) {
   const page = (after: boolean) =>
@@ -65,15 +64,21 @@ export async function listPlants(
   ownerId: string,
   page: { limit: number; afterId?: bigint },
 ): Promise<{ plants: Plant[]; next: string | null }> {
-  let lists = preparedLists.get(db);
-  if (!lists) preparedLists.set(db, (lists = prepareLists(db)));
+  const lists = preparedLists(db);
+  // Raw rows (id, name, tag) mapped here: drizzle's mapping of each row into an object
+  // measured about 20 µs of the ~330 µs this request cost on Node.
   const rows =
     page.afterId === undefined
-      ? await lists.first.all({ ownerId, limit: page.limit + 1 })
-      : await lists.after.all({ ownerId, afterId: page.afterId.toString(), limit: page.limit + 1 });
+      ? await rawRows(db, lists.first, { ownerId, limit: page.limit + 1 })
+      : await rawRows(db, lists.after, { ownerId, afterId: page.afterId.toString(), limit: page.limit + 1 });
   const more = rows.length > page.limit;
-  const pageRows = more ? rows.slice(0, page.limit) : rows;
-  return { plants: pageRows.map(toPlant), next: more ? pageRows[pageRows.length - 1]!.id : null };
+  const count = more ? page.limit : rows.length;
+  const plants: Plant[] = [];
+  for (let i = 0; i < count; i++) {
+    const row = rows[i]!;
+    plants.push(toPlant({ name: row[1] as string, tag: row[2] as string | null }));
+  }
+  return { plants, next: more ? (rows[count - 1]![0] as string) : null };
 }
 
 /** Deletes the owner's plant; false when there was none. One round trip. */

@@ -32,6 +32,8 @@ export interface FakeUpstream {
   requests: RecordedRequest[];
   /** Requests whose client hung up before the reply was complete. */
   cancelled(): number;
+  /** TCP connections clients have opened so far. */
+  connections(): number;
   /** Called as each request arrives (tests snapshot database round trips here). */
   onRequest?: (request: RecordedRequest) => void;
   /** A failing reply carries this, to prove it never reaches the service's clients. */
@@ -52,6 +54,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     reply: (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`,
     requests: [],
     cancelled: () => cancelled,
+    connections: () => connections,
     secretInErrors: SECRET,
     close: () => Promise.resolve(),
   };
@@ -148,6 +151,8 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     }
   }
 
+  let connections = 0;
+  server.on("connection", () => connections++);
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;

@@ -5,8 +5,9 @@ import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import type { Db } from "../../src/db";
+import type { Db, NativeReader } from "../../src/db";
 import { createRuntime, type Deps } from "../../src/deps";
+import { createUpstreamPool } from "../../src/upstream-pool";
 import type { Logger } from "../../src/log";
 import type { WorkersAiBinding } from "../../src/models/workers-ai";
 import { openDatabase } from "../../src/open-database";
@@ -52,6 +53,23 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** Calls `count` on each statement run on a native connection (see src/db.ts readNatively). */
+export function countNativeReads(reader: NativeReader | undefined, count: () => void): void {
+  if (!reader) return;
+  const prepare = reader.prepare.bind(reader);
+  reader.prepare = (sql) => {
+    const statement = prepare(sql);
+    const raw = statement.raw.bind(statement);
+    statement.raw = (on) => {
+      const rows = raw(on);
+      const all = rows.all.bind(rows);
+      rows.all = (...params) => (count(), all(...params));
+      return rows;
+    };
+    return statement;
+  };
+}
+
 /**
  * The app over a fresh libSQL file migrated from migrations/, trusting a real identity
  * provider on loopback. `env` adds or overrides configuration variables.
@@ -62,8 +80,9 @@ export async function createHarness(
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
-  const { client, db, databaseFileProblem } = await openDatabase(`file:${dbFile}`);
-  // Count round trips at the driver, the network boundary in production (Turso).
+  const { client, db, reader, databaseFileProblem } = await openDatabase(`file:${dbFile}`);
+  // Count round trips at the driver, the network boundary in production (Turso), and at
+  // the native connection the hot reads use on an embedded file.
   let trips = 0;
   for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
     const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
@@ -72,6 +91,7 @@ export async function createHarness(
       return original(...args);
     };
   }
+  countNativeReads(reader, () => trips++);
   const clock = options.clock ?? createClock();
   const logs = createMemoryLogger();
   const config = parseConfig({
@@ -80,7 +100,8 @@ export async function createHarness(
     AUTH_AUDIENCE: idp.audience,
     ...options.env,
   });
-  const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi });
+  // Upstream calls go through the kept-alive pool, as the Node server makes them.
+  const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi, upstreamFetch: createUpstreamPool() });
   const deps: Deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER) };
   const app = createApp(() => deps);
   let server: ServerType | undefined;
@@ -115,6 +136,7 @@ export async function createHarness(
     async close() {
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
       client.close();
+      reader?.close();
       await idp.close();
       rmSync(dir, { recursive: true, force: true });
     },
