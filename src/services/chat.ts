@@ -14,7 +14,6 @@ import {
   creditsFor,
   debitStatement,
   describeWait,
-  refundStatement,
   secondsUntil,
   utcDay,
   type Credits,
@@ -29,6 +28,7 @@ import {
   releaseClaimStatement,
   type IdempotencyClaim,
 } from "./idempotency";
+import { HOLD_MARGIN_MS, holdStatement, releaseHoldStatements, releaseStaleStatements, settleHoldStatements, staleBefore, type HeldCharge } from "./holds";
 import { usageEventStatement } from "./usage";
 import { ensureUser } from "./users";
 
@@ -106,16 +106,31 @@ const openingStatements = perDb((db) => {
     if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
     if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
     const price = shape.defaultModels > 0 ? defaultModelPrice(shape.defaultModels) : sql`${sql.placeholder("price")}`;
-    return debitStatement(db, { userId, day: sql.placeholder("day"), price, allowance: sql.placeholder("allowance"), guards }).prepare();
+    const day = sql.placeholder("day");
+    return {
+      debit: debitStatement(db, { userId, day, price, allowance: sql.placeholder("allowance"), guards }).prepare(),
+      // Right after the debit: the hold exists exactly when the debit charged.
+      hold: holdStatement(db, {
+        id: sql.placeholder("holdId"),
+        userId,
+        day,
+        price,
+        createdAtMs: sql.placeholder("createdAtMs"),
+        claimKey: sql.placeholder("holdClaimKey"),
+      }).prepare(),
+    };
   }
+  const [releaseRefund, releaseClaims, releaseHolds] = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
   return {
-    /** `defaultModels`: the registry's size when the price is the default model's, else 0. */
+    /** The debit and its hold. `defaultModels`: the registry's size when the price is the default model's, else 0. */
     debit(shape: { defaultModels: number; claim: boolean; context: boolean }) {
       const key = `${shape.defaultModels}/${shape.claim}/${shape.context}`;
       let debit = debits.get(key);
       if (!debit) debits.set(key, (debit = prepareDebit(shape)));
       return debit;
     },
+    /** The user's abandoned holds, released before the claim and the debit. */
+    releaseStale: [releaseRefund.prepare(), releaseClaims.prepare(), releaseHolds.prepare()] as const,
     /** The day's total (to explain a refusal) and the preferences (the default model), in one read. */
     account: db
       .select({ used: creditDays.used, preferences: users.preferences })
@@ -164,27 +179,31 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   const day = utcDay(at);
   const allowance = config.DAILY_CREDITS;
   const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
-  const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, randomId("exc"));
+  const holdId = randomId("hold");
+  const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, holdId);
 
   const statements: Statement[] = [];
   const add = (statement: Statement) => statements.push(statement) - 1;
   const user = ensureUser(db, principal, at);
   if (user) add(user);
-  // A claim left pending twice as long as the model may take belongs to a dead exchange.
-  if (claim) add(claimStatement(db, claim, at, 2 * config.MODEL_TIMEOUT_MS + 60_000));
   const prepared = openingStatements(db);
+  // The holds of this user's exchanges that died are released first, so that their
+  // credits and their Idempotency-Keys are free for this one.
+  const stale = { userId, staleBefore: staleBefore(config, at).getTime() };
+  for (const release of prepared.releaseStale) add(bound(release, stale));
+  if (claim) add(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS));
   const contextId = extension?.contextId;
-  const debit = prepared.debit({ defaultModels: explicit ? 0 : models.list().length, claim: !!claim, context: contextId !== undefined });
-  const debitAt = add(
-    bound(debit, {
-      userId,
-      day,
-      allowance,
-      ...(explicit ? { price: explicit.credits } : defaultPriceValues(models)),
-      ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
-      ...(contextId !== undefined && { contextId }),
-    }),
-  );
+  const shape = prepared.debit({ defaultModels: explicit ? 0 : models.list().length, claim: !!claim, context: contextId !== undefined });
+  const values = {
+    userId,
+    day,
+    allowance,
+    ...(explicit ? { price: explicit.credits } : defaultPriceValues(models)),
+    ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
+    ...(contextId !== undefined && { contextId }),
+  };
+  const debitAt = add(bound(shape.debit, values));
+  add(bound(shape.hold, { ...values, holdId, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null }));
   const accountAt = add(bound(prepared.account, { userId, day }));
   const claimAt = claim ? add(readClaimStatement(db, claim)) : -1;
   const readsFrom = statements.length;
@@ -211,7 +230,7 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   const model = explicit ?? defaultModelFor(models, account?.preferences.defaultModel);
   const charged = debited[0];
   if (charged) {
-    const charge = { userId, day, at, price: model.credits, used: charged.used, allowance };
+    const charge = { holdId, userId, day, at, credits: model.credits, used: charged.used, allowance };
     return { kind: "charged", exchange: new Exchange(deps, model, charge, claim, input.requestId), reads };
   }
 
@@ -242,11 +261,8 @@ export function creditHeaders(credits: Pick<Credits, "remaining" | "resetAt">): 
   return { "X-Credits-Remaining": String(credits.remaining), "X-Credits-Reset": credits.resetAt };
 }
 
-interface Charge {
-  userId: string;
-  day: string;
+interface Charge extends HeldCharge {
   at: Date;
-  price: number;
   used: number;
   allowance: number;
 }
@@ -342,15 +358,17 @@ export class Exchange {
   }
 
   /**
-   * Stores the exchange in one batch: the caller's statements (its messages), the usage
-   * record and, with an Idempotency-Key, the reply for replays. If the batch fails, the
-   * charge is refunded and the error rethrown.
+   * Stores the exchange in one batch that also settles its hold: the caller's statements
+   * (its messages), the usage record and, with an Idempotency-Key, the reply for replays.
+   * If the batch fails, the charge is refunded and the error rethrown.
    */
   async settle(options: { statements?: Statement[]; contextId?: string | null; reply: { status: number; body: unknown } }): Promise<void> {
     if (this.#ended) throw new Error("this exchange has already ended");
     this.#ended = true;
     const { db } = this.deps;
+    const hold = settleHoldStatements(db, this.charge);
     const statements: Statement[] = [
+      hold.first,
       ...(options.statements ?? []),
       usageEventStatement(db, {
         id: randomId("use"),
@@ -358,10 +376,11 @@ export class Exchange {
         at: this.charge.at,
         model: this.model.id,
         contextId: options.contextId ?? null,
-        credits: this.charge.price,
+        credits: this.charge.credits,
       }),
     ];
-    if (this.claim) statements.push(finishClaimStatement(db, this.claim, options.reply));
+    if (this.claim) statements.push(finishClaimStatement(db, this.claim, this.deps.now(), options.reply));
+    statements.push(hold.last);
     try {
       await db.batch(statements as Batch);
     } catch (err) {
@@ -371,13 +390,13 @@ export class Exchange {
     }
   }
 
-  /** Refunds the charge and releases the key, once; for a client that left, or any failure. */
+  /** Releases the hold (refunds it) and the key, once; for a client that left, or any failure. */
   async abandon(reason: string): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
     const { db, log } = this.deps;
-    const { userId, day, price } = this.charge;
-    const statements: Statement[] = [refundStatement(db, { userId, day, price })];
+    const { userId, day, credits: price } = this.charge;
+    const statements: Statement[] = [...releaseHoldStatements(db, this.charge)];
     if (this.claim) statements.push(releaseClaimStatement(db, this.claim));
     try {
       await db.batch(statements as Batch);
