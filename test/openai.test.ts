@@ -412,6 +412,23 @@ describe("context_id", () => {
 });
 
 describe("the /v1 error shape", () => {
+  it.each([
+    ["without context_id", {}],
+    ["with context_id", { context_id: "ctx_any" }],
+  ])("answers an empty messages list %s with a 400 in OpenAI's shape, charging nothing", async (_label, extra) => {
+    const { key, token } = await signUp(`empty-messages-${Object.keys(extra).length}`);
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "svc-70b", messages: [], ...extra }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: { message: expect.stringMatching(/messages: must hold at least one message/), type: "invalid_request_error", param: "messages", code: null },
+    });
+    expect(await creditsUsed(token)).toBe(0);
+  });
+
   it("answers unknown /v1 paths and malformed JSON in OpenAI's shape, while other paths keep { error, message }", async () => {
     const { key } = await signUp("shapes");
     const unknown = await fetch(`${base}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${key}` } });

@@ -236,6 +236,8 @@ const ChatCompletionRequestSchema = z
   })
   .superRefine((body, ctx) => {
     const refuse = (path: PropertyKey[], message: string) => ctx.addIssue({ code: "custom", path, message });
+    // Zod runs this check after a non-fatal issue too: an empty list was already refused by min(1).
+    if (body.messages.length === 0) return;
     if (!unset(body.n) && body.n !== 1) refuse(["n"], "must be 1: this service returns one choice per request");
     if (body.tools && body.tools.length > 0) refuse(["tools"], noTools);
     if (body.functions && body.functions.length > 0) refuse(["functions"], noTools);
