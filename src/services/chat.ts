@@ -1,4 +1,4 @@
-import { and, asc, eq, lte, sql, type Placeholder, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, lte, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Principal } from "../auth/credentials";
 import { randomId, sha256Hex } from "../auth/encoding";
@@ -437,7 +437,8 @@ export class Exchange {
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 3) + 4;
 }
-const tokensSql = sql`((length(${messages.content}) + 2) / 3 + 4)`;
+/** estimateTokens in SQL: integer division rounds down, so +2 makes it the ceiling. */
+const tokensOf = (content: unknown) => sql<number>`((length(${content}) + 2) / 3 + 4)`;
 
 /** At most this many earlier messages go to the model, whatever its window. */
 const MAX_HISTORY_MESSAGES = 1000;
@@ -621,24 +622,31 @@ const chatStatements = perDb((db) => {
 /**
  * The newest messages of a context whose estimated tokens fit `budget`, oldest first, with
  * their running total (newest first), so a smaller window can trim further without a read.
+ * Only the newest MAX_HISTORY_MESSAGES are read (a walk down the context's index), so a
+ * long context costs no more than that.
  */
 function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder, budget: Placeholder) {
-  const ranked = db
-    .select({
-      id: messages.id,
-      role: messages.role,
-      content: messages.content,
-      createdAt: messages.createdAt,
-      tokens: sql<number>`sum(${tokensSql}) over (order by ${messages.createdAt} desc, ${messages.id} desc)`.as("tokens"),
-      position: sql<number>`row_number() over (order by ${messages.createdAt} desc, ${messages.id} desc)`.as("position"),
-    })
+  const newest = db
+    .select({ id: messages.id, role: messages.role, content: messages.content, createdAt: messages.createdAt })
     .from(messages)
     .where(and(eq(messages.contextId, contextId), eq(messages.userId, userId)))
+    .orderBy(desc(messages.createdAt), desc(messages.id))
+    .limit(MAX_HISTORY_MESSAGES)
+    .as("newest");
+  const ranked = db
+    .select({
+      id: newest.id,
+      role: newest.role,
+      content: newest.content,
+      createdAt: newest.createdAt,
+      tokens: sql<number>`sum(${tokensOf(newest.content)}) over (order by ${newest.createdAt} desc, ${newest.id} desc)`.as("tokens"),
+    })
+    .from(newest)
     .as("ranked");
   return db
     .select({ role: ranked.role, content: ranked.content, tokens: ranked.tokens })
     .from(ranked)
-    .where(and(lte(ranked.tokens, budget), lte(ranked.position, MAX_HISTORY_MESSAGES)))
+    .where(lte(ranked.tokens, budget))
     .orderBy(asc(ranked.createdAt), asc(ranked.id));
 }
 
