@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { creditHolds, idempotencyKeys, messages, usageEvents } from "../schema/index";
 import { userIdFor } from "../src/auth/identity";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
-import { startChat } from "../src/services/chat";
+import { openChat } from "../src/services/chat";
 import { HOLD_MARGIN_MS } from "../src/services/holds";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
@@ -41,9 +41,17 @@ function userIdOf(token: string): Promise<string> {
 async function dieMidExchange(token: string, message: string, idempotencyKey?: string) {
   expect((await h.request("/me", { token })).status).toBe(200); // the user exists, as after any sign-in
   const userId = await userIdOf(token);
-  const start = await startChat(h.deps, { principal: { via: "api-key", userId, keyId: "crashed" }, message, idempotencyKey, requestId: "req-crashed" });
-  if (start.kind !== "ready") throw new Error("expected a charged exchange");
-  return start;
+  const opening = await openChat(h.deps, { principal: { via: "api-key", userId, keyId: "crashed" }, message, idempotencyKey, requestId: "req-crashed" });
+  if (opening.kind !== "ready") throw new Error("expected a charged exchange");
+  return opening;
+}
+
+/** Runs an opened exchange to its end, as its route would. */
+async function runToEnd(opening: Awaited<ReturnType<typeof dieMidExchange>>) {
+  const { exchange, prompt, settle } = opening;
+  for await (const _event of exchange.run({ prompt, signal: new AbortController().signal, stream: false, settle })) {
+    // the events themselves are the route's business
+  }
 }
 
 /** Credits used today, the usage records and the stored exchanges of a user, which must agree. */
@@ -153,7 +161,7 @@ describe("credit holds", () => {
     expect(await ledger(token)).toEqual({ credits: 1, usage: 1, exchanges: 1, holds: 0 });
 
     // The long exchange ends after all, and is stored: its charge comes back with it.
-    await slow.finish("the end of a long reply");
+    await runToEnd(slow);
     expect(await ledger(token)).toEqual({ credits: 2, usage: 2, exchanges: 2, holds: 0 });
   });
 
@@ -162,7 +170,8 @@ describe("credit holds", () => {
     const slow = await dieMidExchange(token, "doomed");
     h.clock.advance(STALE);
     expect((await send(token, { message: "meanwhile" })).status).toBe(200);
-    await slow.exchange.abandon("the model failed late");
+    up.mode = "fail";
+    await expect(runToEnd(slow)).rejects.toMatchObject({ status: 502 });
     expect(await ledger(token)).toEqual({ credits: 1, usage: 1, exchanges: 1, holds: 0 });
   });
 });

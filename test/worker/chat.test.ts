@@ -5,7 +5,7 @@ import { userIdFor } from "../../src/auth/identity";
 import { parseConfig } from "../../src/config";
 import { dbFromD1 } from "../../src/db";
 import { createRuntime } from "../../src/deps";
-import { startChat } from "../../src/services/chat";
+import { openChat } from "../../src/services/chat";
 import worker from "../../src/worker";
 import { call, signIn } from "./support";
 
@@ -151,10 +151,10 @@ async function dieMidExchange(name: string, auth: Record<string, string>, messag
   const runtime = await createRuntime(parseConfig(env as never));
   const tenMinutesAgo = new Date(Date.now() - 10 * 60_000);
   const userId = await userIdFor(env.AUTH_ISSUER, `user:${name}`);
-  const start = await startChat(
+  const opening = await openChat(
     { ...runtime, db: dbFromD1(env.DB), now: () => tenMinutesAgo },
     { principal: { via: "api-key", userId, keyId: "died" }, message, idempotencyKey, requestId: "req-died" },
   );
-  expect(start.kind).toBe("ready");
+  expect(opening.kind).toBe("ready");
 }
 
