@@ -165,6 +165,19 @@ describe("credit holds", () => {
     expect(await ledger(token)).toEqual({ credits: 2, usage: 2, exchanges: 2, holds: 0 });
   });
 
+  it("releases the hold when the caller stops reading the reply partway", async () => {
+    const token = await h.signIn("hold-stop-reading");
+    const { exchange, prompt, settle } = await dieMidExchange(token, "one two three four five");
+    up.reply = () => "one two three four five";
+    const seen: string[] = [];
+    for await (const event of exchange.run({ prompt, signal: new AbortController().signal, stream: true, settle })) {
+      seen.push(event.type);
+      if (event.type === "delta") break;
+    }
+    expect(seen).toEqual(["started", "delta"]);
+    expect(await ledger(token)).toEqual({ credits: 0, usage: 0, exchanges: 0, holds: 0 });
+  });
+
   it("does not refund twice an exchange that fails after its hold was released", async () => {
     const token = await h.signIn("hold-late-fail");
     const slow = await dieMidExchange(token, "doomed");
