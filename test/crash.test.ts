@@ -58,7 +58,8 @@ async function startServer(port: number): Promise<ChildProcess> {
       AUTH_ISSUER: ISSUER,
       AUTH_AUDIENCE: AUDIENCE,
       SVC_MODEL_BASE_URL: up.baseUrl,
-      MODEL_TIMEOUT_MS: "2000",
+      // Long enough that no exchange times out before the kill, even on a loaded machine.
+      MODEL_TIMEOUT_MS: "4000",
       DAILY_CREDITS: "100",
       LOG_LEVEL: "warn",
     },
