@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { creditHolds, idempotencyKeys, messages, usageEvents } from "../schema/index";
 import { userIdFor } from "../src/auth/identity";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
-import { openChat } from "../src/services/chat";
+import { openChat, type ChatOpening } from "../src/services/chat";
 import { HOLD_MARGIN_MS } from "../src/services/holds";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
@@ -47,9 +47,9 @@ async function dieMidExchange(token: string, message: string, idempotencyKey?: s
 }
 
 /** Runs an opened exchange to its end, as its route would. */
-async function runToEnd(opening: Awaited<ReturnType<typeof dieMidExchange>>) {
-  const { exchange, prompt, settle } = opening;
-  for await (const _event of exchange.run({ prompt, signal: new AbortController().signal, stream: false, settle })) {
+async function runToEnd(opening: Extract<ChatOpening, { kind: "ready" }>) {
+  const { exchange, prompt, settle, explainStoreFailure } = opening;
+  for await (const _event of exchange.run({ prompt, signal: new AbortController().signal, stream: false, settle, explainStoreFailure })) {
     // the events themselves are the route's business
   }
 }
@@ -176,6 +176,17 @@ describe("credit holds", () => {
     }
     expect(seen).toEqual(["started", "delta"]);
     expect(await ledger(token)).toEqual({ credits: 0, usage: 0, exchanges: 0, holds: 0 });
+  });
+
+  it("releases the hold, and answers 404, when the context is deleted while the model answers", async () => {
+    const token = await h.signIn("hold-context-gone");
+    const first = (await (await send(token, { message: "start a context" })).json()) as { contextId: string };
+    const userId = await userIdOf(token);
+    const opening = await openChat(h.deps, { principal: { via: "api-key", userId, keyId: "k" }, message: "and more", contextId: first.contextId, requestId: "req-gone" });
+    if (opening.kind !== "ready") throw new Error("expected a charged exchange");
+    expect((await h.request(`/contexts/${first.contextId}`, { method: "DELETE", token })).status).toBe(204);
+    await expect(runToEnd(opening)).rejects.toMatchObject({ status: 404, message: expect.stringMatching(/deleted while the model was answering; nothing was charged/) });
+    expect(await ledger(token)).toEqual({ credits: 1, usage: 1, exchanges: 0, holds: 0 });
   });
 
   it("does not refund twice an exchange that fails after its hold was released", async () => {
