@@ -48,3 +48,25 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.key] }), index("idempotency_created_idx").on(t.createdAt)],
 );
+
+/**
+ * A charge whose exchange has not ended: written in the batch that debits, deleted in the
+ * batch that stores the exchange (settled) or refunds it (released). One left older than
+ * the model timeout plus a margin belongs to a process that died and is refunded to `day`
+ * by whoever sees it first (src/services/holds.ts).
+ */
+export const creditHolds = sqliteTable(
+  "credit_holds",
+  {
+    id: text().primaryKey(),
+    userId: text()
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    day: text().notNull(), // the UTC day the credits were charged to, YYYY-MM-DD
+    credits: integer().notNull(),
+    createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+    // The Idempotency-Key the exchange claimed, freed with the hold.
+    claimKey: text(),
+  },
+  (t) => [index("credit_holds_user_created_idx").on(t.userId, t.createdAt), index("credit_holds_created_idx").on(t.createdAt)],
+);

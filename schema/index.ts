@@ -1,4 +1,4 @@
 export { users, apiKeys, type StoredPreferences } from "./users";
 export { plants } from "./plants";
-export { creditDays, usageEvents, idempotencyKeys } from "./credits";
+export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits";
 export { groups, contexts, messages, shares } from "./contexts";

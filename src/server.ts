@@ -12,6 +12,7 @@ import { runDailyRollover } from "./jobs/daily-rollover";
 import { DEFAULT_DATABASE_URL, LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, localKeyFile } from "./local-login";
 import { openDatabase } from "./open-database";
 import { nextUtcMidnight } from "./services/credits";
+import { HOLD_MARGIN_MS, releaseStaleHolds } from "./services/holds";
 import { createUpstreamPool } from "./upstream-pool";
 
 async function main() {
@@ -46,6 +47,12 @@ async function main() {
   const runtime = await createRuntime(config, { authSource, upstreamFetch: createUpstreamPool() });
   const { db, client, reader, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
   const deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER) };
+
+  // Charges of exchanges a previous run left unfinished (a crash, a kill) are refunded:
+  // those already stale now, and the rest once they are, unless a debit got to them first.
+  const releaseHolds = () => releaseStaleHolds(deps).catch((err) => runtime.log.error("could not release abandoned credit holds", { err }));
+  await releaseHolds();
+  setTimeout(releaseHolds, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS).unref();
   const app = createApp(() => deps);
 
   const server = serveNode(app, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {

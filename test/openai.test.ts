@@ -412,6 +412,23 @@ describe("context_id", () => {
 });
 
 describe("the /v1 error shape", () => {
+  it.each([
+    ["without context_id", {}],
+    ["with context_id", { context_id: "ctx_any" }],
+  ])("answers an empty messages list %s with a 400 in OpenAI's shape, charging nothing", async (_label, extra) => {
+    const { key, token } = await signUp(`empty-messages-${Object.keys(extra).length}`);
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "svc-70b", messages: [], ...extra }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: { message: expect.stringMatching(/messages: must hold at least one message/), type: "invalid_request_error", param: "messages", code: null },
+    });
+    expect(await creditsUsed(token)).toBe(0);
+  });
+
   it("answers unknown /v1 paths and malformed JSON in OpenAI's shape, while other paths keep { error, message }", async () => {
     const { key } = await signUp("shapes");
     const unknown = await fetch(`${base}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
@@ -442,5 +459,36 @@ describe("the /v1 error shape", () => {
     expect(Object.keys(doc.paths["/v1/chat/completions"]!)).toEqual(["post"]);
     expect(doc.paths["/v1/models"]).toHaveProperty("get");
     expect(doc.paths["/v1/models/{model}"]).toHaveProperty("get");
+  });
+
+  it("documents what the completions route enforces and answers: n and max_tokens bounds, required content, event streams, 429 and 500", async () => {
+    type Schema = { properties: Record<string, { minimum?: number; maximum?: number }>; required: string[] };
+    const doc = (await (await h.request("/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+      components: { schemas: Record<string, Schema> };
+    };
+    const request = doc.components.schemas.ChatCompletionRequest!;
+    expect(request.properties.n).toMatchObject({ minimum: 1, maximum: 1 });
+    expect(request.properties.max_tokens).toMatchObject({ minimum: 1 });
+    expect(request.properties.max_completion_tokens).toMatchObject({ minimum: 1 });
+    expect(doc.components.schemas.ChatCompletionMessage!.required).toEqual(expect.arrayContaining(["role", "content"]));
+    const responses = doc.paths["/v1/chat/completions"]!.post!.responses;
+    expect(Object.keys(responses)).toEqual(expect.arrayContaining(["429", "500"]));
+    expect(Object.keys(responses["200"]!.content!)).toEqual(["application/json", "text/event-stream"]);
+    for (const path of ["/v1/models", "/v1/models/{model}"]) expect(Object.keys(doc.paths[path]!.get!.responses)).toEqual(expect.arrayContaining(["429", "500"]));
+  });
+
+  it("answers 400 naming the param for a message without content, as the document says", async () => {
+    const { key } = await signUp("no-content");
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "svc-70b", messages: [{ role: "user" }] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { param: string; message: string } }).error).toMatchObject({
+      param: "messages[0].content",
+      message: expect.stringMatching(/is required/),
+    });
   });
 });

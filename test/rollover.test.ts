@@ -76,6 +76,7 @@ describe("the daily rollover", () => {
       prunedDays: 1, // 2026-08-01, past the 90 days /usage serves
       prunedUsageEvents: 1,
       expiredShares: 1, // the one-hour link; the lasting one stays
+      releasedHolds: 0, // every exchange ended
     });
     expect(((await (await h.request("/shares", { token: alice })).json()) as { items: unknown[] }).items).toHaveLength(1);
     expect(await usage(alice)).toEqual(before);
@@ -87,7 +88,7 @@ describe("the daily rollover", () => {
 
   it("changes nothing when run twice, or late for the same day", async () => {
     const state = await snapshot();
-    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0 };
+    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0 };
     expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
     expect(await snapshot()).toBe(state);
     at("2026-11-23T05:17:00.000Z"); // the run starts hours late; its scheduled time is what counts

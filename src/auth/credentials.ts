@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
 import { ApiError } from "../errors";
+import { waitUntil } from "../wait-until";
 import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
 import { clientKey } from "./rate-limit";
 import { userIdFor } from "./identity";
@@ -116,16 +117,4 @@ function readCredential(apiKeyHeader: string | undefined, authorization: string 
   if (!match) throw unauthorized("the Authorization header must be 'Bearer <token>'", "invalid_request");
   const value = match[1]!;
   return { kind: isApiKey(value) ? ("api-key" as const) : ("jwt" as const), value };
-}
-
-/** Lets work outlive the reply with Workers' waitUntil; false where there is none (Node). */
-function waitUntil(c: { executionCtx: { waitUntil(p: Promise<unknown>): void } }, promise: Promise<unknown>): boolean {
-  let ctx: { waitUntil(p: Promise<unknown>): void };
-  try {
-    ctx = c.executionCtx;
-  } catch {
-    return false; // No ExecutionContext outside Workers.
-  }
-  ctx.waitUntil(promise);
-  return true;
 }

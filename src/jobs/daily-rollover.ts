@@ -1,7 +1,9 @@
 import { and, eq, lt, lte } from "drizzle-orm";
+import type { Config } from "../config";
 import type { Db } from "../db";
 import type { Logger } from "../log";
 import { utcDay, utcDayBefore } from "../services/credits";
+import { releaseStaleStatements, staleBefore } from "../services/holds";
 import { IDEMPOTENCY_TTL_MS } from "../services/idempotency";
 import { creditDays, idempotencyKeys, shares, usageEvents } from "../../schema/index";
 
@@ -9,6 +11,7 @@ export interface RolloverDeps {
   db: Db;
   log: Logger;
   now: () => Date;
+  config: Pick<Config, "MODEL_TIMEOUT_MS">;
 }
 
 /** How far back usage history is kept: what GET /usage?days=90 can show. */
@@ -26,6 +29,8 @@ export interface RolloverResult {
   prunedUsageEvents: number;
   /** Share links past their expiry (already 404), whose snapshots are removed. */
   expiredShares: number;
+  /** Credit holds of exchanges whose process died, refunded to the day they were charged on. */
+  releasedHolds: number;
 }
 
 /**
@@ -36,13 +41,20 @@ export interface RolloverResult {
  * expired idempotency records and the snapshots of expired share links are pruned. Every step is a delete by a threshold
  * computed from `scheduledTime` (not the wall clock), and today's row is never touched:
  * running it twice, late, or after missed days changes nothing that is already right.
+ * First, though, it releases abandoned credit holds (services/holds.ts): those are stale
+ * by the wall clock, whenever the job runs, and their refunds must land before empty
+ * days are closed.
  */
 export async function runDailyRollover(deps: RolloverDeps, options: { scheduledTime?: Date } = {}): Promise<RolloverResult> {
   const { db } = deps;
   const at = options.scheduledTime ?? deps.now();
   const today = utcDay(at);
   const oldestKept = utcDayBefore(at, USAGE_HISTORY_DAYS - 1);
-  const [keys, empty, days, events, expiredShares] = await db.batch([
+  const [refundHolds, freeClaims, removeHolds] = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
+  const [, , holds, keys, empty, days, events, expiredShares] = await db.batch([
+    refundHolds,
+    freeClaims,
+    removeHolds,
     db
       .delete(idempotencyKeys)
       .where(lte(idempotencyKeys.createdAt, new Date(at.getTime() - IDEMPOTENCY_TTL_MS)))
@@ -65,6 +77,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     prunedDays: days.length,
     prunedUsageEvents: events.length,
     expiredShares: expiredShares.length,
+    releasedHolds: holds.length,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;

@@ -1,13 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { streamSSE, type SSEStreamingApi } from "hono/streaming";
-import type { AppEnv } from "../deps";
+import type { SSEMessage } from "hono/streaming";
 import { ApiError, type ErrorBody } from "../errors";
 import { createRouter } from "../router";
-import { creditHeaders, startChat, type ChatReply } from "../services/chat";
+import { sendChat, type ChatReply } from "../services/chat";
 import { CreditsSchema } from "./credits";
 import { authenticatedRoute } from "./authenticated-route";
 import { errorResponses } from "./errors";
+import { replyWith, withReplyHeaders, type WireFormat } from "./exchange-reply";
 
 const MAX_MESSAGE_CHARS = 32_000;
 
@@ -68,88 +67,44 @@ const send = authenticatedRoute({
       headers: CreditReplyHeaders,
       content: {
         "application/json": { schema: ChatReplySchema },
-        "text/event-stream": { schema: z.string().openapi({ example: 'data: {"delta":"Water it"}\n\nevent: done\ndata: {...}\n\n' }) },
+        "text/event-stream": {
+          schema: z.string().openapi({
+            format: "event-stream",
+            description: "Server-sent events: `data: {\"delta\":\"…\"}` pieces, then `event: done` with the reply without `response`, or `event: error` with an Error body",
+            example: 'data: {"delta":"Water it"}\n\nevent: done\ndata: {...}\n\n',
+          }),
+        },
       },
     },
     ...errorResponses(400, 401, 402, 404, 409, 413, 415, 422, 502, 503, 504),
   },
 });
 
-/** Lets work outlive the reply (Workers' waitUntil); on Node the promise runs on by itself. */
-function waitUntil(c: Context<AppEnv>, promise: Promise<unknown>) {
-  try {
-    c.executionCtx.waitUntil(promise);
-  } catch {
-    // No ExecutionContext outside Workers.
-  }
-}
-
-const errorEvent = (error: ApiError): { event: string; data: string } => ({
+const errorEvent = (error: ApiError): SSEMessage => ({
   event: "error",
   data: JSON.stringify({ error: error.status, message: error.message } satisfies ErrorBody),
 });
 
-const doneEvent = ({ response: _response, ...rest }: ChatReply) => ({ event: "done", data: JSON.stringify(rest) });
+/** /chat/send's wire format: the reply as JSON, or `data: {delta}` events and `event: done` with the reply without `response`. */
+const chatWire: WireFormat<ChatReply> = {
+  body: (reply) => reply,
+  started: () => [],
+  delta: (delta) => ({ data: JSON.stringify({ delta }) }),
+  done: ({ response: _response, ...rest }) => [{ event: "done", data: JSON.stringify(rest) }],
+  error: errorEvent,
+};
 
 export const chatRoutes = createRouter().openapi(send, async (c) => {
   const { message, model, contextId, stream } = c.req.valid("json");
-  const idempotencyKey = c.req.valid("header")["idempotency-key"];
-  const deps = c.var.deps;
-  const start = await startChat(deps, {
+  const turn = await sendChat(c.var.deps, {
     principal: c.var.principal,
     message,
     modelId: model,
     contextId,
-    idempotencyKey,
+    idempotencyKey: c.req.valid("header")["idempotency-key"],
     requestId: c.var.requestId,
+  }).catch((err: unknown) => {
+    throw withReplyHeaders(err);
   });
-
-  if (start.kind === "replay") {
-    const reply = start.body;
-    c.header("Idempotent-Replayed", "true");
-    for (const [name, value] of Object.entries(creditHeaders(reply.credits))) c.header(name, value);
-    if (!stream) return c.json(reply, 200);
-    return streamSSE(c, async (sse) => {
-      await sse.writeSSE({ data: JSON.stringify({ delta: reply.response }) });
-      await sse.writeSSE(doneEvent(reply));
-    });
-  }
-
-  const { exchange } = start;
-  if (!stream) {
-    const response = await exchange.complete(start.prompt, c.req.raw.signal);
-    const reply = await start.finish(response);
-    return c.json(reply, 200, creditHeaders(reply.credits));
-  }
-
-  // The client leaving shows as the request's signal (Node) or the response being cancelled.
-  const gone = new AbortController();
-  const signal = AbortSignal.any([c.req.raw.signal, gone.signal]);
-  const deltas = await exchange.stream(start.prompt, signal);
-  for (const [name, value] of Object.entries(creditHeaders(exchange.credits))) c.header(name, value);
-
-  const relay = async (sse: SSEStreamingApi) => {
-    let text = "";
-    try {
-      for await (const delta of deltas) {
-        text += delta;
-        await sse.writeSSE({ data: JSON.stringify({ delta }) });
-      }
-      // The upstream finished: the exchange is complete and is stored, whether or not the
-      // client is still there to read the last event.
-      await sse.writeSSE(doneEvent(await start.finish(text)));
-    } catch (err) {
-      await exchange.abandon("the stream failed");
-      const error = err instanceof ApiError ? err : new ApiError(500, `internal error; quote request id ${c.var.requestId} when reporting it`);
-      if (!(err instanceof ApiError)) deps.log.error("chat stream failed", { requestId: c.var.requestId, err });
-      if (!sse.aborted) await sse.writeSSE(errorEvent(error));
-    }
-  };
-
-  return streamSSE(c, async (sse) => {
-    sse.onAbort(() => gone.abort(new DOMException("the client went away", "AbortError")));
-    const work = relay(sse);
-    waitUntil(c, work);
-    await work;
-  });
+  return replyWith(c, turn, stream === true, chatWire);
 });

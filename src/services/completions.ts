@@ -3,16 +3,8 @@ import { encodeBase64url, sha256Hex } from "../auth/encoding";
 import { ApiError } from "../errors";
 import type { ChatMessage, ModelOutcome, Sampling } from "../models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../models/registry";
-import {
-  estimateTokens,
-  openExchange,
-  startChat,
-  type ChatDeps,
-  type ChatReply,
-  type ChatStart,
-  type Exchange,
-  type ModelCallOptions,
-} from "./chat";
+import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./chat";
+import { openExchange, replayTurn, type ChatDeps, type ModelCallOptions, type Turn } from "./exchange";
 import type { Credits } from "./credits";
 
 // ---------------------------------------------------------------------------------------
@@ -29,9 +21,8 @@ export class OpenAiApiError extends ApiError {
     message: string,
     readonly code: string | null,
     readonly param: string | null = null,
-    headers: Record<string, string> = {},
   ) {
-    super(status, message, headers);
+    super(status, message);
   }
 }
 
@@ -63,22 +54,6 @@ export interface CompletionInput {
   requestId: string;
 }
 
-export type CompletionStart =
-  | { kind: "replay"; completion: Completion }
-  | {
-      kind: "ready";
-      exchange: Exchange;
-      id: string;
-      created: number;
-      model: string;
-      /** What the model receives. */
-      prompt: ChatMessage[];
-      /** For Exchange.complete / stream: the sampling settings, and where the outcome goes. */
-      callOptions: ModelCallOptions;
-      /** Settles the exchange (one batch, storing it in the context if one was named). */
-      finish(content: string): Promise<Completion>;
-    };
-
 /** The model a request names; an unknown one is 404 `model_not_found`, as OpenAI answers. */
 export function knownModel(models: ModelRegistry, id: string): RegisteredModel {
   const model = models.get(id);
@@ -97,37 +72,48 @@ export function availableModels(models: ModelRegistry): RegisteredModel[] {
   return models.list().filter((m) => m.available);
 }
 
+/** The meta of a completion, known from the start: its chunks carry it. */
+export interface CompletionMeta {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export type CompletionTurn = Turn<Completion> & { meta: CompletionMeta };
+
 /**
- * Opens a completion: checks the model (404 unknown, 503 not configured), then debits
- * through the chat core (402 with no credits left). Nothing is charged on any refusal.
+ * A chat completion from the debit to the stored reply: checks the model (404 unknown,
+ * 503 not configured), then debits through the exchange core (402 with no credits left).
+ * Nothing is charged on any refusal.
  */
-export async function startCompletion(deps: ChatDeps, input: CompletionInput): Promise<CompletionStart> {
+export async function sendCompletion(deps: ChatDeps, input: CompletionInput): Promise<CompletionTurn> {
   knownModel(deps.models, input.modelId);
   const fingerprint = await sha256Hex(
     JSON.stringify(["POST /v1/chat/completions", input.modelId, input.messages, input.sampling, input.contextId ?? null]),
   );
-  return input.contextId === undefined ? startStateless(deps, input, fingerprint) : startInContext(deps, input, input.contextId, fingerprint);
+  return input.contextId === undefined ? sendStateless(deps, input, fingerprint) : sendInContext(deps, input, input.contextId, fingerprint);
 }
 
-async function startStateless(deps: ChatDeps, input: CompletionInput, fingerprint: string): Promise<CompletionStart> {
+async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint: string): Promise<CompletionTurn> {
   const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, fingerprint } : undefined;
   const opened = await openExchange(deps, { principal: input.principal, modelId: input.modelId, idempotency, requestId: input.requestId });
-  if (opened.kind === "replay") return { kind: "replay", completion: opened.body as Completion };
+  if (opened.kind === "replay") return replayed(opened.body, input.messages.at(-1)?.content ?? "", deps.now());
 
   const { exchange } = opened;
   const tracker = trackOutcome(input.sampling);
   const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
   return {
-    kind: "ready",
-    exchange,
-    ...meta,
-    prompt: input.messages,
-    callOptions: tracker.callOptions,
-    async finish(content) {
-      const completion = build(meta, content, tracker.outcome, input.messages, null, exchange.credits);
-      await exchange.settle({ contextId: null, reply: { status: 200, body: completion } });
-      return completion;
-    },
+    replayed: false,
+    credits: exchange.credits,
+    meta,
+    events: (signal, stream) =>
+      exchange.run({
+        prompt: input.messages,
+        signal,
+        stream,
+        callOptions: tracker.callOptions,
+        settle: (content) => ({ contextId: null, reply: build(meta, content, tracker.outcome, input.messages, null, exchange.credits) }),
+      }),
   };
 }
 
@@ -136,12 +122,12 @@ async function startStateless(deps: ChatDeps, input: CompletionInput, fingerprin
  * (as much as fits) stands in for the earlier turns, and the caller's system messages go
  * first. The exchange is stored in the context, as POST /chat/send stores it.
  */
-async function startInContext(deps: ChatDeps, input: CompletionInput, contextId: string, fingerprint: string): Promise<CompletionStart> {
+async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: string, fingerprint: string): Promise<CompletionTurn> {
   const system = input.messages.filter((m) => m.role === "system");
   const message = input.messages.at(-1)!.content;
-  let start: ChatStart;
+  let opening: ChatOpening;
   try {
-    start = await startChat(deps, {
+    opening = await openChat(deps, {
       principal: input.principal,
       message,
       modelId: input.modelId,
@@ -153,35 +139,42 @@ async function startInContext(deps: ChatDeps, input: CompletionInput, contextId:
   } catch (err) {
     throw asContextError(err);
   }
-  if (start.kind === "replay") return { kind: "replay", completion: fromChatReply(start.body, message, deps.now()) };
+  if (opening.kind === "replay") return replayed(opening.body, message, deps.now());
 
-  const { exchange } = start;
-  const prompt = [...system, ...start.prompt];
+  const { exchange } = opening;
+  const chat = opening;
+  const prompt = [...system, ...chat.prompt];
   const tracker = trackOutcome(input.sampling);
   const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
-  const chat = start;
   return {
-    kind: "ready",
-    exchange,
-    ...meta,
-    prompt,
-    callOptions: tracker.callOptions,
-    async finish(content) {
-      let reply: ChatReply;
-      try {
-        reply = await chat.finish(content);
-      } catch (err) {
-        throw asContextError(err);
-      }
-      return build(meta, content, tracker.outcome, prompt, reply.contextId, reply.credits);
-    },
+    replayed: false,
+    credits: exchange.credits,
+    meta,
+    events: (signal, stream) =>
+      exchange.run({
+        prompt,
+        signal,
+        stream,
+        callOptions: tracker.callOptions,
+        settle(content) {
+          const stored = chat.settle(content);
+          return { ...stored, reply: build(meta, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
+        },
+        explainStoreFailure: (err) => asContextError(chat.explainStoreFailure(err)),
+      }),
   };
 }
 
+/** A stored reply: a completion, or a context's chat reply (stored so before this version). */
+function replayed(body: unknown, message: string, at: Date): CompletionTurn {
+  const completion = "response" in (body as object) ? fromChatReply(body as ChatReply, message, at) : (body as Completion);
+  return { ...replayTurn(completion, completion.content, completion.credits), meta: completion };
+}
+
 /** A 404 from the chat core here is always about the context. */
-function asContextError(err: unknown): unknown {
+function asContextError<E>(err: E): E | OpenAiApiError {
   if (err instanceof ApiError && err.status === 404 && !(err instanceof OpenAiApiError)) {
-    return new OpenAiApiError(404, err.message, "context_not_found", "context_id", err.headers);
+    return new OpenAiApiError(404, err.message, "context_not_found", "context_id");
   }
   return err;
 }

@@ -25,7 +25,10 @@ export function newClaim(userId: string, key: string, fingerprint: string, excha
 
 /**
  * Claims the key: inserts a pending row, or takes over one that has expired (older than
- * the TTL), or one left pending longer than `staleAfterMs` by an exchange that died.
+ * the TTL), or one left pending longer than `staleAfterMs` that no credit hold owns (an
+ * exchange refused, or from before holds, whose process died before giving it back). A
+ * claim whose exchange holds credits is freed only with its hold (services/holds.ts), so
+ * a retry is never charged while the first charge may still be stored.
  */
 export function claimStatement(db: Db, claim: IdempotencyClaim, now: Date, staleAfterMs: number) {
   const expired = new Date(now.getTime() - IDEMPOTENCY_TTL_MS);
@@ -38,7 +41,11 @@ export function claimStatement(db: Db, claim: IdempotencyClaim, now: Date, stale
       set: { createdAt: now, status: PENDING, body: claim.marker },
       setWhere: or(
         lte(idempotencyKeys.createdAt, expired),
-        and(eq(idempotencyKeys.status, PENDING), lte(idempotencyKeys.createdAt, stale)),
+        and(
+          eq(idempotencyKeys.status, PENDING),
+          lte(idempotencyKeys.createdAt, stale),
+          sql`not exists (select 1 from credit_holds h where h.user_id = ${idempotencyKeys.userId} and h.claim_key = ${idempotencyKeys.key})`,
+        ),
       ),
     });
 }
@@ -55,12 +62,17 @@ export function readClaimStatement(db: Db, claim: IdempotencyClaim) {
     .where(and(eq(idempotencyKeys.userId, claim.userId), eq(idempotencyKeys.key, claim.key)));
 }
 
-/** Stores the exchange's reply for replays, in the batch that stores the exchange. */
-export function finishClaimStatement(db: Db, claim: IdempotencyClaim, reply: { status: number; body: unknown }) {
+/**
+ * Stores the exchange's reply for replays, in the batch that stores the exchange: over
+ * its own pending claim, or in its place when the claim was freed meanwhile (its hold
+ * was released while the exchange still ran), unless another exchange claimed the key.
+ */
+export function finishClaimStatement(db: Db, claim: IdempotencyClaim, now: Date, reply: { status: number; body: unknown }) {
+  const finished = { status: reply.status, body: JSON.stringify({ fingerprint: claim.fingerprint, body: reply.body }) };
   return db
-    .update(idempotencyKeys)
-    .set({ status: reply.status, body: JSON.stringify({ fingerprint: claim.fingerprint, body: reply.body }) })
-    .where(and(eq(idempotencyKeys.userId, claim.userId), eq(idempotencyKeys.key, claim.key), eq(idempotencyKeys.body, claim.marker)));
+    .insert(idempotencyKeys)
+    .values({ userId: claim.userId, key: claim.key, createdAt: now, ...finished })
+    .onConflictDoUpdate({ target: [idempotencyKeys.userId, idempotencyKeys.key], set: finished, setWhere: eq(idempotencyKeys.body, claim.marker) });
 }
 
 /** Gives the key back after a failed exchange, so that a retry runs afresh. */

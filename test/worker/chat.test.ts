@@ -1,6 +1,11 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { userIdFor } from "../../src/auth/identity";
+import { parseConfig } from "../../src/config";
+import { dbFromD1 } from "../../src/db";
+import { createRuntime } from "../../src/deps";
+import { openChat } from "../../src/services/chat";
 import worker from "../../src/worker";
 import { call, signIn } from "./support";
 
@@ -73,6 +78,8 @@ describe("chat in workerd over D1", () => {
     expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
     expect(((await refused.json()) as { message: string }).message).toMatch(/insufficient/i);
     expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 3, remaining: 0 });
+    // The refused debits left no hold behind, the stored exchanges took theirs with them.
+    expect(await holdsOf("racer")).toBe(0);
   });
 
   it("authenticates with an API key whose hash it looks up in D1, until it is revoked", async () => {
@@ -99,4 +106,55 @@ describe("chat in workerd over D1", () => {
     await waitOnExecutionContext(ctx);
     expect(await count()).toBe(0);
   });
+
+  it("releases the credit hold of an exchange whose Worker died, at the user's next message", async () => {
+    const name = "died-before-reply";
+    const auth = await signIn(name);
+    await dieMidExchange(name, auth, "lost", "lost-key");
+    expect(await holdsOf(name)).toBe(1);
+    expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 1 });
+
+    // The next message releases the dead hold in its opening batch: only its own charge remains.
+    const next = await send(auth, { message: "next" });
+    expect(next.status).toBe(200);
+    expect(await next.json()).toMatchObject({ credits: { used: 1 } });
+    expect(await holdsOf(name)).toBe(0);
+    // The key is free again: a retry runs, charged once in total.
+    const retry = await send({ ...auth, "Idempotency-Key": "lost-key" }, { message: "lost" });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 2 });
+  });
+
+  it("releases the credit holds of dead exchanges when the cron runs", async () => {
+    const name = "died-before-cron";
+    const auth = await signIn(name);
+    await dieMidExchange(name, auth, "lost");
+    expect(await holdsOf(name)).toBe(1);
+
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "0 0 * * *" }), env as never, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(await holdsOf(name)).toBe(0);
+    expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 0 });
+  });
 });
+
+async function holdsOf(name: string): Promise<number> {
+  const userId = await userIdFor(env.AUTH_ISSUER, `user:${name}`);
+  return (await env.DB.prepare("select count(*) as n from credit_holds where user_id = ?").bind(userId).first<number>("n")) ?? 0;
+}
+
+/** What a Worker that died ten minutes ago, between its opening batch and the reply, left in D1. */
+async function dieMidExchange(name: string, auth: Record<string, string>, message: string, idempotencyKey?: string) {
+  expect((await call("/me", { headers: auth })).status).toBe(200); // the user exists, as after any sign-in
+  const runtime = await createRuntime(parseConfig(env as never));
+  const tenMinutesAgo = new Date(Date.now() - 10 * 60_000);
+  const userId = await userIdFor(env.AUTH_ISSUER, `user:${name}`);
+  const opening = await openChat(
+    { ...runtime, db: dbFromD1(env.DB), now: () => tenMinutesAgo },
+    { principal: { via: "api-key", userId, keyId: "died" }, message, idempotencyKey, requestId: "req-died" },
+  );
+  expect(opening.kind).toBe("ready");
+}
+

@@ -1,0 +1,86 @@
+import type { Context } from "hono";
+import { streamSSE, type SSEMessage } from "hono/streaming";
+import type { AppEnv } from "../deps";
+import { ApiError } from "../errors";
+import type { Credits } from "../services/credits";
+import { CreditsUsedUp, StillAnswering, type Turn } from "../services/exchange";
+import { waitUntil } from "../wait-until";
+
+// ---------------------------------------------------------------------------------------
+// A chat exchange on the wire, for /chat/send and /v1/chat/completions alike: the service
+// owns the exchange (debit, model, storage, refund); a route only picks the wire format.
+// ---------------------------------------------------------------------------------------
+
+/** X-Credits-Remaining and X-Credits-Reset for a reply. */
+export function creditHeaders(credits: Pick<Credits, "remaining" | "resetAt">): Record<string, string> {
+  return { "X-Credits-Remaining": String(credits.remaining), "X-Credits-Reset": credits.resetAt };
+}
+
+/** The exchange core's refusals with their reply headers: when to retry, and the credits. */
+export function withReplyHeaders(err: unknown): unknown {
+  if (err instanceof CreditsUsedUp) {
+    return new ApiError(402, err.message, { "Retry-After": String(err.retryAfterSeconds), ...creditHeaders(err.credits) });
+  }
+  if (err instanceof StillAnswering) return new ApiError(409, err.message, { "Retry-After": String(err.retryAfterSeconds) });
+  return err;
+}
+
+/** How one surface writes a reply: whole as JSON, or as server-sent events. */
+export interface WireFormat<R> {
+  /** The JSON body of a whole reply. */
+  body(reply: R): unknown;
+  /** Events before the first piece of a stream. */
+  started(): SSEMessage[];
+  delta(text: string): SSEMessage;
+  /** Events that end a stream, once the exchange is stored. */
+  done(reply: R): SSEMessage[];
+  /** The event that ends a stream that failed after it began. */
+  error(error: ApiError): SSEMessage;
+}
+
+/**
+ * Answers with a turn's reply: JSON, or a stream that starts once the model has accepted
+ * the request (so a failure before that is an ordinary error reply). A stream's failure
+ * after that is its last event. A client that leaves mid-stream cancels the exchange,
+ * which releases its charge; a model that had finished is stored and charged.
+ */
+export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: boolean, wire: WireFormat<R>): Promise<Response> {
+  if (turn.replayed) c.header("Idempotent-Replayed", "true");
+  for (const [name, value] of Object.entries(creditHeaders(turn.credits))) c.header(name, value);
+  if (!stream) {
+    for await (const event of turn.events(c.req.raw.signal, false)) {
+      if (event.type === "done") return c.json(wire.body(event.reply) as object, 200);
+    }
+    throw new Error("the exchange ended without its reply");
+  }
+
+  // The client leaving shows as the request's signal (Node) or the response being cancelled.
+  const gone = new AbortController();
+  const events = turn.events(AbortSignal.any([c.req.raw.signal, gone.signal]), true);
+  const first = await events.next();
+  const { log } = c.var.deps;
+  const requestId = c.var.requestId;
+
+  const relay = async (sse: { writeSSE(m: SSEMessage): Promise<void>; aborted: boolean }) => {
+    try {
+      for (let next = first; !next.done; next = await events.next()) {
+        const event = next.value;
+        const messages = event.type === "started" ? wire.started() : event.type === "delta" ? [wire.delta(event.text)] : wire.done(event.reply);
+        for (const message of messages) await sse.writeSSE(message);
+      }
+    } catch (err) {
+      const error = err instanceof ApiError ? err : new ApiError(500, `internal error; quote request id ${requestId} when reporting it`);
+      if (!(err instanceof ApiError)) log.error("chat stream failed", { requestId, err });
+      if (!sse.aborted) await sse.writeSSE(wire.error(error));
+    } finally {
+      await events.return(undefined); // an exchange left unread is released
+    }
+  };
+
+  return streamSSE(c, async (sse) => {
+    sse.onAbort(() => gone.abort(new DOMException("the client went away", "AbortError")));
+    const work = relay(sse);
+    waitUntil(c, work);
+    await work;
+  });
+}
