@@ -18,6 +18,9 @@ import { modelRoutes } from "./routes/models";
 import { openAiErrors, openAiRoutes } from "./routes/openai";
 import { plantRoutes } from "./routes/plants";
 import { shareRoutes } from "./routes/shares";
+import { clientConfigRoutes } from "./routes/client-config";
+import { localLoginRoutes } from "./routes/local-login";
+import { serveClientFile, serveClientPage } from "./web-client";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -67,6 +70,8 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", chatRoutes);
   app.route("/", creditRoutes);
   app.route("/v1", openAiRoutes);
+  app.route("/", clientConfigRoutes);
+  app.route("/", localLoginRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -86,7 +91,12 @@ export function createApp(resolveDeps: DepsResolver) {
   app.get("/docs", swaggerUI({ url: "/openapi.json", version: "5.17.14" }));
 
   const methodsOf = allowedMethods(app.routes);
-  app.notFound((c) => {
+  // The first segment of every API path: a browser navigation under one of them stays API.
+  const apiSegments = new Set(app.routes.map((r) => r.path.split("/")[1] ?? "").filter((s) => s && !s.includes("*")));
+  app.notFound(async (c) => {
+    // The web client: its files, then (after the API's 405s) its page for navigations.
+    const file = await serveClientFile(c);
+    if (file) return file;
     const allowed = methodsOf(c.req.path);
     if (allowed.length > 0) {
       return c.json<ErrorBody>(
@@ -95,6 +105,8 @@ export function createApp(resolveDeps: DepsResolver) {
         { Allow: allowed.join(", ") },
       );
     }
+    const page = await serveClientPage(c, apiSegments);
+    if (page) return page;
     return c.json<ErrorBody>({ error: 404, message: `no such endpoint: ${c.req.method} ${c.req.path}` }, 404);
   });
   app.onError((err, c) => {
