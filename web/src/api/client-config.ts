@@ -1,18 +1,10 @@
 import { useQuery } from "@tanstack/react-query";
+import { api, must, type Schemas } from "./client";
 
-/** What GET /client-config tells the browser about this deployment. */
-export interface ClientConfig {
-  auth:
-    | { mode: "local" }
-    | { mode: "oidc"; issuer: string; clientId: string; scopes: string; audience: string | null };
-  transcription: { available: boolean; maxBytes: number; maxSeconds: number };
-}
+/** What GET /client-config tells the browser about this deployment (how to log in, voice). */
+export type ClientConfig = Schemas["ClientConfig"];
 
-export async function fetchClientConfig(): Promise<ClientConfig> {
-  const response = await fetch("/client-config", { headers: { Accept: "application/json" } });
-  if (!response.ok) throw new Error(`the server did not say how to log in (${response.status})`);
-  return (await response.json()) as ClientConfig;
-}
+export const fetchClientConfig = () => must(api.GET("/client-config"));
 
 export function useClientConfig() {
   return useQuery({ queryKey: ["client-config"], queryFn: fetchClientConfig, staleTime: Infinity });

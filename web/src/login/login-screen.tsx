@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
+import { api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
 import { saveSession } from "../auth/session";
 import { startOidcLogin } from "./oidc";
@@ -25,13 +26,7 @@ export function LoginScreen() {
     setBusy(true);
     setError(null);
     try {
-      const response = await fetch("/auth/local", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ name: name.trim() }),
-      });
-      const body = (await response.json()) as { token?: string; expiresAt?: string; message?: string };
-      if (!response.ok || !body.token) throw new Error(body.message ?? `login failed (${response.status})`);
+      const body = await must(api.POST("/auth/local", { body: { name: name.trim() } }));
       saveSession(body.token, body.expiresAt ? new Date(body.expiresAt).getTime() : null);
       navigate(next, { replace: true });
     } catch (err) {
