@@ -17,6 +17,8 @@ export interface Identity {
   email?: string;
   wallet?: string;
   name?: string;
+  /** The `picture` claim (social logins): a URL the profile's avatar starts as. */
+  picture?: string;
 }
 
 export type JwtKeySource =
@@ -240,6 +242,7 @@ function identityOf(payload: JWTPayload): Identity {
     email: claim("email"),
     wallet: claim("wallet_address") ?? claim("wallet") ?? claim("address") ?? firstWallet(payload),
     name: claim("name") ?? claim("preferred_username") ?? claim("nickname"),
+    picture: typeof payload.picture === "string" && payload.picture.length <= 2048 ? payload.picture : undefined,
   };
 }
 

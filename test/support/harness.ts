@@ -56,7 +56,12 @@ export interface Harness {
  * provider on loopback. `env` adds or overrides configuration variables.
  */
 export async function createHarness(
-  options: { env?: Record<string, string>; clock?: Clock; workersAi?: WorkersAiBinding } = {},
+  options: {
+    /** Configuration; a function of the identity provider when it needs its addresses. */
+    env?: Record<string, string> | ((idp: IdentityProvider) => Record<string, string>);
+    clock?: Clock;
+    workersAi?: WorkersAiBinding;
+  } = {},
 ): Promise<Harness> {
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
@@ -77,7 +82,7 @@ export async function createHarness(
     AUTH_JWKS_URL: idp.jwksUrl,
     AUTH_ISSUER: idp.issuer,
     AUTH_AUDIENCE: idp.audience,
-    ...options.env,
+    ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
   const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi });
   const deps: Deps = { ...runtime, db };
