@@ -23,6 +23,7 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts"],
           // One Chromium and one server at a time: the machine is small and the files are heavy.
           fileParallelism: false,
+          globalSetup: ["./test/e2e/support/build-client.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

@@ -21,8 +21,12 @@ function newest(path: string): number {
   return latest;
 }
 
-const sources = Math.max(newest(web), statSync(join(root, "package-lock.json")).mtimeMs);
-if (!existsSync(built) || statSync(built).mtimeMs < sources) {
+/** Builds web/dist unless it is newer than every source of the client. */
+export function buildWebIfNeeded() {
+  const sources = Math.max(newest(web), statSync(join(root, "package-lock.json")).mtimeMs);
+  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
   console.log(existsSync(built) ? "web client sources changed: rebuilding web/dist" : "building the web client into web/dist");
   execSync("npm run -s build:web", { cwd: root, stdio: "inherit" });
 }
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) buildWebIfNeeded();

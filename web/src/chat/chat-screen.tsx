@@ -194,7 +194,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
           </p>
         )}
         {disabledReason && (
-          <p class="notice banner" role="status">
+          <p class="notice banner" role="status" id="composer-reason">
             {disabledReason}
           </p>
         )}
@@ -228,11 +228,6 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
               }
             }}
           />
-          {disabledReason && (
-            <span id="composer-reason" class="visually-hidden">
-              {disabledReason}
-            </span>
-          )}
           <div class="composer-bar">
             <ModelPicker value={chosen} onChange={setModel} />
             <div class="composer-actions">
