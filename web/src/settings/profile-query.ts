@@ -21,6 +21,22 @@ export function useUpdateProfile() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (patch: Schemas["ProfilePatch"]) => must(api.PATCH("/me", { body: patch })),
+    // Preferences show at once (a radio must not snap back while the request is out).
+    onMutate: (patch) => {
+      const before = client.getQueryData<Profile>(profileKey);
+      if (before && patch.preferences) {
+        const preferences = { ...before.preferences, ...patch.preferences };
+        client.setQueryData<Profile>(profileKey, { ...before, preferences });
+        applyTheme(preferences.theme);
+      }
+      return { before };
+    },
+    onError: (_error, _patch, saved) => {
+      if (saved?.before) {
+        client.setQueryData(profileKey, saved.before);
+        applyTheme(saved.before.preferences.theme);
+      }
+    },
     onSuccess: (profile: Profile) => {
       applyTheme(profile.preferences.theme);
       client.setQueryData(profileKey, profile);
