@@ -18,6 +18,7 @@ import { modelRoutes } from "./routes/models";
 import { openAiErrors, openAiRoutes } from "./routes/openai";
 import { plantRoutes } from "./routes/plants";
 import { shareRoutes } from "./routes/shares";
+import { audioRoutes } from "./routes/audio";
 import { clientConfigRoutes } from "./routes/client-config";
 import { localLoginRoutes } from "./routes/local-login";
 import { serveClientFile, serveClientPage } from "./web-client";
@@ -55,6 +56,9 @@ export function createApp(resolveDeps: DepsResolver) {
       maxAge: 86_400,
     }),
   );
+  // Registered before the JSON body middleware, which it must not meet: its body is a
+  // multipart recording with a limit of its own (src/routes/audio.ts).
+  app.route("/", audioRoutes);
   // Before the body parsers, so their errors on /v1 are answered in OpenAI's shape too.
   app.use("/v1/*", openAiErrors);
   app.use(limitBodySize, parseJsonBody);

@@ -7,7 +7,7 @@ import { createModelRegistry, type ModelRegistry } from "./models/registry";
 import type { WorkersAiBinding } from "./models/workers-ai";
 import type { Principal } from "./auth/credentials";
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, type LocalKey } from "./local-login";
-import type { Transcriber } from "./services/transcription";
+import { createTranscriber, type Transcriber } from "./services/transcription";
 import type { AssetSource } from "./web-client";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
@@ -99,5 +99,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     }),
     models: createModelRegistry(config, { workersAi: options.workersAi }),
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    transcriber: createTranscriber(config, options.workersAi),
   };
 }
