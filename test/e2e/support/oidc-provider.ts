@@ -16,7 +16,7 @@ export interface OidcProvider {
 /** What the provider knows about each login name its form is given. */
 export const profileOf = (login: string) => ({
   name: `${login[0]?.toUpperCase()}${login.slice(1)} Example`,
-  picture: `data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 8 8'%3E%3Crect width='8' height='8' fill='%23e91e63'/%3E%3C/svg%3E`,
+  picture: `https://avatars.example.test/${login}.png`,
   email: `${login}@example.test`,
 });
 

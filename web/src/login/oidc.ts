@@ -12,9 +12,17 @@ interface Pending {
 
 const redirectUri = () => `${location.origin}/auth/callback`;
 
+/** Plain http only for a provider on this machine (development, tests); anywhere else, https. */
+function insecureIfLoopback(config: OidcConfig) {
+  const { protocol, hostname } = new URL(config.issuer);
+  const loopback = hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
+  return protocol === "http:" && loopback ? { [oauth.allowInsecureRequests]: true } : {};
+}
+
 async function discover(config: OidcConfig) {
   const issuer = new URL(config.issuer);
-  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: "oidc" }));
+  const response = await oauth.discoveryRequest(issuer, { algorithm: "oidc", ...insecureIfLoopback(config) });
+  return oauth.processDiscoveryResponse(issuer, response);
 }
 
 /** Extra parameters naming the API the token is for, when the deployment asks for one. */
@@ -53,6 +61,7 @@ export async function finishOidcLogin(config: OidcConfig): Promise<string> {
   const params = oauth.validateAuthResponse(as, client, new URL(location.href), pending.state);
   const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri(), pending.verifier, {
     additionalParameters: audienceParams(config),
+    ...insecureIfLoopback(config),
   });
   const result = await oauth.processAuthorizationCodeResponse(as, client, response);
   const expiresAt = typeof result.expires_in === "number" ? Date.now() + result.expires_in * 1000 : null;
