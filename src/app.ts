@@ -1,4 +1,3 @@
-import { swaggerUI } from "@hono/swagger-ui";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
@@ -20,6 +19,7 @@ import { plantRoutes } from "./routes/plants";
 import { shareRoutes } from "./routes/shares";
 import { audioRoutes } from "./routes/audio";
 import { clientConfigRoutes } from "./routes/client-config";
+import { docsRoutes } from "./routes/docs";
 import { localLoginRoutes } from "./routes/local-login";
 import { serveClientFile, serveClientPage } from "./web-client";
 
@@ -91,8 +91,7 @@ export function createApp(resolveDeps: DepsResolver) {
       description: "Plants, chat with language models, contexts, credits and API keys. Errors are `{ error, message }`.",
     },
   });
-  // The page loads Swagger UI from a CDN, pinned so that what it renders does not drift.
-  app.get("/docs", swaggerUI({ url: "/openapi.json", version: "5.17.14" }));
+  app.route("/", docsRoutes);
 
   const methodsOf = allowedMethods(app.routes);
   // The first segment of every API path: a browser navigation under one of them stays API.

@@ -108,6 +108,20 @@ describe("the web client on the Node server", () => {
     await expectError(await fetch(`${server.url}/settings`, { method: "POST", headers: html }), 404);
   });
 
+  it("renders /docs from the service's own files, with no third-party origin and no inline script", async () => {
+    const res = await get("/docs", html);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expectSecurityHeaders(res);
+    const page = await res.text();
+    const references = [...page.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]!);
+    expect(references).toEqual(expect.arrayContaining(["/docs/swagger-ui.css", "/docs/swagger-ui-bundle.js", "/docs/init.js"]));
+    for (const ref of references) expect(ref, ref).toMatch(/^\/[^/]/);
+    // Every <script> has a src: nothing inline for the CSP to block.
+    expect(page.match(/<script\b[^>]*>/g)!.every((tag) => /\ssrc="/.test(tag))).toBe(true);
+    expect(page.match(/<script\b[^>]*>([^<]*)<\/script>/g)!.every((s) => /><\/script>$/.test(s))).toBe(true);
+  });
+
   it("reports local login in /client-config", async () => {
     const res = await get("/client-config");
     expect(res.status).toBe(200);
