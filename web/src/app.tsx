@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { Redirect, Route, Switch, useLocation, useRoute } from "wouter-preact";
 import { ApiError, setCreditHeadersHandler, setUnauthorizedHandler } from "./api/client";
 import { loginPath, readSession } from "./auth/session";
@@ -59,11 +59,20 @@ function RequireLogin() {
 
 function Shell({ onLogout }: { onLogout: () => void }) {
   const [drawer, setDrawer] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const closeDrawer = () => {
+    setDrawer(false);
+    toggle.current?.focus();
+  };
   const [, chat] = useRoute<{ id: string }>("/c/:id");
   const [isSettings, settings] = useRoute<{ section?: string }>("/settings/:section?");
   const [isHome] = useRoute("/");
+  // The drawer takes focus when it opens, so keyboard and screen-reader users land in it.
   useEffect(() => {
-    const close = (e: KeyboardEvent) => e.key === "Escape" && setDrawer(false);
+    if (drawer) document.getElementById("drawer-close")?.focus();
+  }, [drawer]);
+  useEffect(() => {
+    const close = (e: KeyboardEvent) => e.key === "Escape" && !document.querySelector("dialog[open]") && setDrawer(false);
     document.addEventListener("keydown", close);
     return () => document.removeEventListener("keydown", close);
   }, []);
@@ -74,20 +83,21 @@ function Shell({ onLogout }: { onLogout: () => void }) {
         Skip to content
       </a>
       <div class="sidebar-wrap" id="navigator">
-        <Sidebar onNavigate={() => setDrawer(false)} onLogout={onLogout} />
+        <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} onLogout={onLogout} />
       </div>
-      {drawer && <div class="scrim" onClick={() => setDrawer(false)} aria-hidden="true" />}
+      {drawer && <div class="scrim" onClick={closeDrawer} aria-hidden="true" />}
       <div class="main">
         <header class="topbar">
           <button
+            ref={toggle}
             type="button"
             class="icon-button drawer-toggle"
-            aria-label={drawer ? "Close conversations" : "Open conversations"}
+            aria-label="Open conversations"
             aria-expanded={drawer}
             aria-controls="navigator"
-            onClick={() => setDrawer(!drawer)}
+            onClick={() => setDrawer(true)}
           >
-            <Icon name={drawer ? "close" : "menu"} />
+            <Icon name="menu" />
           </button>
           <div class="topbar-title">{isSettings ? "Settings" : "Assistant Chat"}</div>
           <CreditCounter />

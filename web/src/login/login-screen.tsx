@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
@@ -18,6 +18,8 @@ export function LoginScreen() {
   const [name, setName] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const nameInput = useRef<HTMLInputElement>(null);
+  useEffect(() => nameInput.current?.focus(), [config.data?.auth.mode]);
   const next = nextPath(search);
   const expired = new URLSearchParams(search).has("expired");
 
@@ -70,7 +72,7 @@ export function LoginScreen() {
                 maxLength={100}
                 value={name}
                 onInput={(e) => setName(e.currentTarget.value)}
-                autoFocus
+                ref={nameInput}
               />
             </label>
             <button class="button primary wide" type="submit" disabled={busy || name.trim() === ""}>

@@ -24,7 +24,7 @@ function useDebounced<T>(value: T, ms: number): T {
 }
 
 /** The navigator: new chat, search, groups as folders, and every conversation, newest first. */
-export function Sidebar({ onNavigate, onLogout }: { onNavigate: () => void; onLogout: () => void }) {
+export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => void; onClose: () => void; onLogout: () => void }) {
   const [, params] = useRoute<{ id: string }>("/c/:id");
   const [, navigate] = useLocation();
   const activeId = params?.id;
@@ -59,9 +59,14 @@ export function Sidebar({ onNavigate, onLogout }: { onNavigate: () => void; onLo
   return (
     <nav class="sidebar" aria-label="Conversations" onClick={(e) => (e.target as Element).closest?.("a") && onNavigate()}>
       <div class="sidebar-top">
-        <Link href="/" class="button new-chat">
-          <Icon name="plus" /> New chat
-        </Link>
+        <div class="sidebar-actions">
+          <Link href="/" class="button new-chat">
+            <Icon name="plus" /> New chat
+          </Link>
+          <button id="drawer-close" type="button" class="icon-button drawer-close" aria-label="Close conversations" onClick={onClose}>
+            <Icon name="close" />
+          </button>
+        </div>
         <div class="search-box">
           <Icon name="search" size={16} />
           <input
