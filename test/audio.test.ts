@@ -161,6 +161,31 @@ describe("POST /audio/transcriptions without a provider", () => {
   });
 });
 
+describe("POST /audio/transcriptions on Workers AI", () => {
+  it("sends the recording as base64 to Whisper when the AI binding is bound and STT_BASE_URL is not", async () => {
+    const calls: Array<{ model: string; inputs: Record<string, unknown> }> = [];
+    const workersAi = {
+      run: async (model: string, inputs: Record<string, unknown>) => {
+        calls.push({ model, inputs });
+        return { text: " repot in spring ", transcription_info: { duration: 0.5 } };
+      },
+    };
+    const ai = await createHarness({ workersAi });
+    try {
+      const audio = wav(0.5);
+      const res = await ai.request("/audio/transcriptions", { method: "POST", body: form(audio, { language: "en" }), token: await ai.signIn("w") });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ text: "repot in spring" });
+      expect(calls).toHaveLength(1);
+      expect(calls[0]!.model).toBe("@cf/openai/whisper-large-v3-turbo");
+      expect(calls[0]!.inputs.language).toBe("en");
+      expect(Buffer.from(calls[0]!.inputs.audio as string, "base64").equals(Buffer.from(audio))).toBe(true);
+    } finally {
+      await ai.close();
+    }
+  });
+});
+
 describe("reading recordings", () => {
   it("reads a WAV's duration from its chunks, past extra chunks", () => {
     expect(wavSeconds(wav(2.25))).toBe(2.25);

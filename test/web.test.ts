@@ -64,6 +64,14 @@ describe("the web client on the Node server", () => {
     }
   });
 
+  it("answers a HEAD navigation with the page's headers and no body", async () => {
+    const res = await fetch(`${server.url}/settings`, { method: "HEAD", headers: html });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expectSecurityHeaders(res);
+    expect(await res.text()).toBe("");
+  });
+
   it("serves hashed assets as immutable and other files as no-cache, with their types", async () => {
     const js = await get("/assets/index-abc123.js");
     expect(js.status).toBe(200);
