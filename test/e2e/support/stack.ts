@@ -39,12 +39,14 @@ export interface Stack {
  * The real Node server as a child process over a fresh libSQL file, the loopback upstream
  * (chat and transcription), optionally a real OpenID provider, and headless Chromium.
  */
-export async function startStack(options: { dailyCredits?: number; oidc?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
+export async function startStack(
+  options: { dailyCredits?: number; oidc?: boolean; transcription?: boolean; env?: Record<string, string> } = {},
+): Promise<Stack> {
   const upstream = await startFakeUpstream();
   const oidc = options.oidc ? await startOidcProvider() : undefined;
   const server = await startServerProcess({
     SVC_MODEL_BASE_URL: upstream.baseUrl,
-    STT_BASE_URL: upstream.baseUrl,
+    ...(options.transcription === false ? {} : { STT_BASE_URL: upstream.baseUrl }),
     DAILY_CREDITS: String(options.dailyCredits ?? 500),
     RATE_LIMIT_PER_MINUTE: "0",
     ...(oidc ? { AUTH_OIDC_ISSUER: oidc.issuer, AUTH_OIDC_CLIENT_ID: oidc.clientId, AUTH_OIDC_AUDIENCE: oidc.audience } : {}),
