@@ -57,6 +57,18 @@ function RequireLogin() {
   return <Shell onLogout={() => (client.clear(), setSession(null))} />;
 }
 
+/** The open conversation's name (from the cache the chat screen fills), else the app's. */
+function ConversationTitle({ id }: { id: string | undefined }) {
+  const client = useQueryClient();
+  const [, rerender] = useState(0);
+  useEffect(() => client.getQueryCache().subscribe(() => rerender((n) => n + 1)), [client]);
+  const name = id ? client.getQueryData<{ name: string }>(["context", id])?.name : undefined;
+  useEffect(() => {
+    document.title = name ? `${name} · Assistant Chat` : "Assistant Chat";
+  }, [name]);
+  return <span class="topbar-name">{name ?? "Assistant Chat"}</span>;
+}
+
 function Shell({ onLogout }: { onLogout: () => void }) {
   const [drawer, setDrawer] = useState(false);
   const toggle = useRef<HTMLButtonElement>(null);
@@ -99,7 +111,7 @@ function Shell({ onLogout }: { onLogout: () => void }) {
           >
             <Icon name="menu" />
           </button>
-          <div class="topbar-title">{isSettings ? "Settings" : "Assistant Chat"}</div>
+          <div class="topbar-title">{isSettings ? "Settings" : <ConversationTitle id={chat?.id} />}</div>
           <CreditCounter />
         </header>
         <main id="main" class="content" tabIndex={-1}>

@@ -38,6 +38,11 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
   const [dialog, setDialog] = useState<{ action: Exclude<RowAction, "rename">; context: Context } | null>(null);
   const [open, setOpen] = useState<Record<string, boolean>>({});
 
+  // A conversation whose messages match needs no second entry for its matching name.
+  const items = search.data?.items ?? [];
+  const withMessages = new Set(items.filter((h) => h.messageId).map((h) => h.contextId));
+  const hits = items.filter((h) => h.messageId || !withMessages.has(h.contextId));
+
   const onAction = (context: Context) => (action: RowAction) => {
     if (action === "rename") setRenaming(context.id);
     else setDialog({ action, context });
@@ -89,12 +94,12 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
           )}
           {search.data && search.data.items.length === 0 && <p class="muted small pad">No conversation matches “{q}”.</p>}
           <ul class="results" aria-label="Search results">
-            {search.data?.items.map((hit) => (
+            {hits.map((hit) => (
               <li key={`${hit.contextId}-${hit.messageId}`}>
                 <Link href={`/c/${hit.contextId}${hit.messageId ? `?m=${hit.messageId}` : ""}`} class="result">
                   <span class="result-name">{hit.contextName}</span>
                   <span class="result-snippet">
-                    <Snippet text={hit.snippet} />
+                    <Snippet text={hit.snippet} words={q.split(/\s+/)} />
                   </span>
                 </Link>
               </li>

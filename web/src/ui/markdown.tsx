@@ -22,8 +22,16 @@ export function Markdown({ text }: { text: string }) {
   return <div class="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
 }
 
-/** A search snippet: the server marks matched words as **bold**; everything else is text. */
-export function Snippet({ text }: { text: string }) {
-  const parts = text.split(/\*\*(.+?)\*\*/g);
+/**
+ * A search snippet with the searched words highlighted. The server marks hits as **bold**,
+ * but a message's own Markdown bold looks the same, so the marks are dropped and the words
+ * highlighted again here (as prefixes: the search stems, so "water" also finds "watering").
+ */
+export function Snippet({ text, words }: { text: string; words: string[] }) {
+  const plain = text.replace(/\*\*/g, "");
+  const terms = words.map((w) => w.replace(/[^\p{L}\p{N}]/gu, "")).filter(Boolean);
+  if (terms.length === 0) return <span>{plain}</span>;
+  const pattern = new RegExp(`(${terms.map((t) => `${t}[\\p{L}\\p{N}]*`).join("|")})`, "giu");
+  const parts = plain.split(pattern);
   return <span>{parts.map((part, i) => (i % 2 === 1 ? <mark key={i}>{part}</mark> : part))}</span>;
 }
