@@ -49,8 +49,8 @@ export async function startOidcProvider(): Promise<OidcProvider> {
         ],
         pkce: { required: () => true },
         claims: { openid: ["sub"], profile: ["name", "picture"], email: ["email"] },
-        findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...profileOf(sub) }) }),
-        extraTokenClaims: (_ctx, token) => {
+        findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub, ...profileOf(sub) }) }),
+        extraTokenClaims: (_ctx: unknown, token: unknown) => {
           const sub = (token as { accountId?: string }).accountId;
           return sub ? { name: profileOf(sub).name, picture: profileOf(sub).picture } : undefined;
         },
