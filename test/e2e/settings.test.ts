@@ -14,7 +14,9 @@ describe.skipIf(!hasChromium)("settings", () => {
     const page = await context.newPage();
     await logInLocally(page, "mia");
     await page.goto("/settings/profile");
+    const saved = page.waitForResponse((r) => r.url().endsWith("/me") && r.request().method() === "PATCH");
     await page.getByRole("radio", { name: "Dark" }).check();
+    expect((await saved).status()).toBe(200);
     await eventually("dark applied", async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === "dark");
 
     // Before any script of the app runs, /theme.js has already applied it.

@@ -6,7 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream";
 import { startServerProcess, type ServerProcess } from "../../support/server-process";
 import { chromiumPath } from "./chromium";
-import { startOidcProvider, type OidcProvider } from "./oidc-provider";
+import type { OidcProvider } from "./oidc-provider";
 
 
 let wav: string | undefined;
@@ -43,7 +43,8 @@ export async function startStack(
   options: { dailyCredits?: number; oidc?: boolean; transcription?: boolean; env?: Record<string, string> } = {},
 ): Promise<Stack> {
   const upstream = await startFakeUpstream();
-  const oidc = options.oidc ? await startOidcProvider() : undefined;
+  // Imported only when wanted: the package warns about the Node version as it loads.
+  const oidc = options.oidc ? await (await import("./oidc-provider")).startOidcProvider() : undefined;
   const server = await startServerProcess({
     SVC_MODEL_BASE_URL: upstream.baseUrl,
     ...(options.transcription === false ? {} : { STT_BASE_URL: upstream.baseUrl }),

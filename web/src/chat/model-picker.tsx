@@ -25,7 +25,7 @@ export function ModelPicker(props: { value: string; onChange: (id: string) => vo
         {!models && <option value={props.value}>{props.value}</option>}
         {models?.map((m) => (
           <option key={m.id} value={m.id} disabled={!m.available}>
-            {m.name} · {m.available ? `${m.speed} · ${m.credits} cr` : "unavailable"}
+            {m.name} · {m.available ? `${m.speed} · ${m.credits} cr` : "unavailable: provider not configured"}
           </option>
         ))}
       </select>

@@ -22,7 +22,9 @@ export function useUpdateProfile() {
   return useMutation({
     mutationFn: (patch: Schemas["ProfilePatch"]) => must(api.PATCH("/me", { body: patch })),
     // Preferences show at once (a radio must not snap back while the request is out).
-    onMutate: (patch) => {
+    onMutate: async (patch) => {
+      // A profile read still in flight must not put the old preferences back.
+      await client.cancelQueries({ queryKey: profileKey });
       const before = client.getQueryData<Profile>(profileKey);
       if (before && patch.preferences) {
         const preferences = { ...before.preferences, ...patch.preferences };
