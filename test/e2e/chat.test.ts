@@ -6,6 +6,12 @@ import { eventually, logInLocally, sendAndWait, startStack, type Stack } from ".
 const counter = (page: Page) => page.getByRole("status", { name: /^Credits:/ });
 const creditsLeft = async (page: Page) => Number(/Credits: (\d+) of/.exec((await counter(page).getAttribute("aria-label")) ?? "")?.[1]);
 
+async function typeAndPressEnter(page: Page, text: string) {
+  const composer = page.getByRole("textbox", { name: "Message" });
+  await composer.fill(text);
+  await composer.press("Enter");
+}
+
 describe.skipIf(!hasChromium)("chatting", () => {
   let stack: Stack;
   beforeAll(async () => {
@@ -88,6 +94,26 @@ describe.skipIf(!hasChromium)("chatting", () => {
     await page.getByRole("button", { name: "Retry" }).click();
     await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "echo: are you there?" }).waitFor();
     await eventually("charged once", async () => (await creditsLeft(page)) === 499);
+    await context.close();
+  });
+
+  it("says a model is not configured (503) and charges nothing", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "ezra");
+    // The default model chosen on another device is one this server has no provider for.
+    await page.evaluate(() =>
+      fetch("/me", {
+        method: "PATCH",
+        headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ preferences: { defaultModel: "gpt-4o" } }),
+      }),
+    );
+    await page.reload();
+    await expect.poll(() => page.getByRole("combobox", { name: "Model" }).inputValue()).toBe("gpt-4o");
+    await typeAndPressEnter(page, "hello?");
+    await page.getByRole("alert").filter({ hasText: /not available right now: .*not configured/ }).waitFor();
+    expect(await creditsLeft(page)).toBe(500);
     await context.close();
   });
 
