@@ -100,6 +100,16 @@ async function main() {
       await shoot(page, "navigator-search");
       await page.getByRole("searchbox", { name: "Search conversations" }).fill("");
 
+      // The public page of a shared conversation, as a stranger sees it.
+      const contextId = new URL(page.url()).pathname.split("/").pop()!;
+      const share = (await call(`/contexts/${contextId}/share`, {})) as { url: string };
+      const stranger = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: theme });
+      const sharedPage = await stranger.newPage();
+      await sharedPage.goto(share.url);
+      await sharedPage.getByText("Yellow leaves usually mean").waitFor();
+      await sharedPage.screenshot({ path: join(out, `share-page-${theme}.png`) });
+      await stranger.close();
+
       await page.goto("/settings/api-keys");
       await page.getByRole("row", { name: /home automation/ }).waitFor();
       await shoot(page, "settings-api-keys");
@@ -115,6 +125,10 @@ async function main() {
       await mobile.getByRole("link", { name: "Planning a herb garden on a balcony" }).waitFor();
       await mobile.waitForTimeout(300); // the drawer's slide-in
       await mobile.screenshot({ path: join(out, `phone-navigator-${theme}.png`) });
+      await mobile.getByRole("link", { name: /How often should I water/ }).first().click();
+      await mobile.getByText("Yellow leaves usually mean").waitFor();
+      await mobile.waitForTimeout(300);
+      await mobile.screenshot({ path: join(out, `phone-chat-${theme}.png`) });
       await phone.close();
       await context.close();
     }

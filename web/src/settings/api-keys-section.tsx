@@ -39,7 +39,11 @@ export function ApiKeysSection() {
         <h2 id="new-key">Create an API key</h2>
         <p class="muted">
           API keys let programs use this service as you: <code>Authorization: Bearer sk_…</code> on the API and the
-          OpenAI-compatible <code>/v1</code> endpoints. They share your daily credits.
+          OpenAI-compatible <code>/v1</code> endpoints. They share your daily credits. See the{" "}
+          <a href="/docs" target="_blank" rel="noopener">
+            API reference
+          </a>
+          .
         </p>
         <div class="copy-row">
           <label class="field grow">
