@@ -108,6 +108,37 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
     await context.close();
   });
 
+  it("shows earlier messages of a long conversation on request, and a search hit far back opens at it", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "lou");
+    // 101 exchanges: 202 messages, more than one page of 200.
+    const contextId = await page.evaluate(async () => {
+      const headers = { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" };
+      let id: string | undefined;
+      for (let i = 0; i < 101; i++) {
+        const message = i === 0 ? "the very first question about bonsai" : `question ${i}`;
+        const res = await fetch("/chat/send", { method: "POST", headers, body: JSON.stringify({ message, ...(id ? { contextId: id } : {}) }) });
+        id = ((await res.json()) as { contextId: string }).contextId;
+      }
+      return id!;
+    });
+    await page.goto(`/c/${contextId}`);
+    await page.getByRole("listitem", { name: "You said" }).filter({ hasText: "question 100" }).waitFor();
+    const first = page.getByRole("listitem", { name: "You said" }).filter({ hasText: "the very first question about bonsai" });
+    expect(await first.count()).toBe(0);
+    await page.getByRole("button", { name: "Show earlier messages" }).click();
+    await first.waitFor();
+    await eventually("no page left", async () => (await page.getByRole("button", { name: "Show earlier messages" }).count()) === 0);
+
+    await page.getByRole("link", { name: "New chat" }).click();
+    await page.getByRole("searchbox", { name: "Search conversations" }).pressSequentially("bonsai");
+    await page.getByRole("list", { name: "Search results" }).getByRole("link").first().click();
+    await first.waitFor();
+    expect(await first.isVisible()).toBe(true);
+    await context.close();
+  });
+
   it("loads more as it scrolls, keeping only the visible rows in the page", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();

@@ -62,7 +62,7 @@ function ConversationTitle({ id }: { id: string | undefined }) {
   const client = useQueryClient();
   const [, rerender] = useState(0);
   useEffect(() => client.getQueryCache().subscribe(() => rerender((n) => n + 1)), [client]);
-  const name = id ? client.getQueryData<{ name: string }>(["context", id])?.name : undefined;
+  const name = id ? client.getQueryData<{ pages: Array<{ name: string }> }>(["context", id])?.pages[0]?.name : undefined;
   useEffect(() => {
     document.title = name ? `${name} · Assistant Chat` : "Assistant Chat";
   }, [name]);

@@ -1,4 +1,4 @@
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
@@ -37,11 +37,22 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const credits = useCredits();
   const now = useNow(1000);
 
-  const context = useQuery({
+  // Newest messages first, a page at a time going back (`before`); refetching after a send
+  // walks the pages again from the newest, so none is skipped or shown twice.
+  const context = useInfiniteQuery({
     queryKey: contextKey(contextId ?? ""),
-    queryFn: () => must(api.GET("/contexts/{id}", { params: { path: { id: contextId! }, query: { limit: 500 } } })),
+    queryFn: ({ pageParam }) =>
+      must(
+        api.GET("/contexts/{id}", {
+          params: { path: { id: contextId! }, query: { limit: 200, ...(pageParam ? { before: pageParam } : {}) } },
+        }),
+      ),
+    initialPageParam: null as string | null,
+    getNextPageParam: (page) => page.nextBefore,
     enabled: !!contextId,
   });
+  const conversation = context.data?.pages[0];
+  const loaded = context.data ? [...context.data.pages].reverse().flatMap((p) => p.messages) : [];
 
   const [text, setText] = useState(() => readDraft(contextId));
   const [model, setModel] = useState<string | null>(null);
@@ -65,8 +76,14 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     input.current?.focus();
   }, [contextId]);
 
+  // A search hit further back than what is loaded: go back page by page until it is there.
+  useEffect(() => {
+    if (!focusId || !context.data || loaded.some((m) => m.id === focusId)) return;
+    if (context.hasNextPage && !context.isFetchingNextPage) void context.fetchNextPage();
+  }, [focusId, context.data, context.hasNextPage, context.isFetchingNextPage]);
+
   const defaultModel = profile.data?.preferences.defaultModel ?? models.data?.find((m) => m.default)?.id ?? "svc-70b";
-  const lastModel = context.data?.messages.findLast((m) => m.role === "assistant")?.model;
+  const lastModel = loaded.findLast((m) => m.role === "assistant")?.model;
   const chosen = model ?? lastModel ?? defaultModel;
   const outOfCredits = credits.data?.remaining === 0;
   const streaming = pending?.state === "streaming";
@@ -132,7 +149,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     }
   }
 
-  const shown: ShownMessage[] = [...(contextId ? (context.data?.messages ?? []) : [])];
+  const shown: ShownMessage[] = contextId ? [...loaded] : [];
   if (pending && pending.contextId === contextId) {
     shown.push({ id: "pending-user", role: "user", content: pending.user });
     shown.push({
@@ -151,7 +168,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const voiceOn = profile.data?.preferences.voiceInput !== false;
 
   return (
-    <section class="chat" aria-label={context.data?.name ?? "New chat"}>
+    <section class="chat" aria-label={conversation?.name ?? "New chat"}>
       {contextId && context.isError && (
         <p role="alert" class="error banner">
           {context.error instanceof ApiError && context.error.status === 404
@@ -160,6 +177,13 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         </p>
       )}
       <MessageList
+        before={
+          context.hasNextPage ? (
+            <button type="button" class="button small" onClick={() => void context.fetchNextPage()} disabled={context.isFetchingNextPage}>
+              Show earlier messages
+            </button>
+          ) : null
+        }
         messages={shown}
         focusId={focusId}
         empty={

@@ -12,7 +12,12 @@ export interface ShownMessage {
 }
 
 /** The conversation; scrolls to the newest text, or to `focusId` (a search hit) once. */
-export function MessageList(props: { messages: ShownMessage[]; focusId?: string | null; empty?: preact.ComponentChildren }) {
+export function MessageList(props: {
+  messages: ShownMessage[];
+  focusId?: string | null;
+  empty?: preact.ComponentChildren;
+  before?: preact.ComponentChildren;
+}) {
   const end = useRef<HTMLDivElement>(null);
   const focused = useRef<string | null>(null);
   const last = props.messages[props.messages.length - 1];
@@ -26,11 +31,13 @@ export function MessageList(props: { messages: ShownMessage[]; focusId?: string 
       }
     }
     if (!props.focusId) end.current?.scrollIntoView({ block: "end" });
-  }, [props.messages.length, last?.content, props.focusId]);
+    // Only a new or growing last message scrolls down; earlier pages added on top do not.
+  }, [last?.id, last?.content, props.focusId]);
 
   if (props.messages.length === 0) return <div class="messages empty">{props.empty}</div>;
   return (
     <div class="messages">
+      {props.before && <div class="earlier">{props.before}</div>}
       <ol class="message-items" aria-label="Conversation">
         {props.messages.map((m) => (
           <li

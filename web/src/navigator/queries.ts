@@ -37,7 +37,7 @@ export function useContextActions() {
     mutationFn: ({ id, patch }: { id: string; patch: Schemas["ContextPatch"] }) =>
       must(api.PATCH("/contexts/{id}", { params: { path: { id } }, body: patch })),
     onSuccess: (context: Context) => {
-      client.setQueryData(["context", context.id], (old: object | undefined) => (old ? { ...old, ...context } : old));
+      void client.invalidateQueries({ queryKey: ["context", context.id] });
       refresh();
     },
   });
