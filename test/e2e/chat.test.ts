@@ -111,6 +111,7 @@ describe.skipIf(!hasChromium)("chatting", () => {
     );
     await page.reload();
     await expect.poll(() => page.getByRole("combobox", { name: "Model" }).inputValue()).toBe("gpt-4o");
+    await eventually("the counter shows the full allowance", async () => (await creditsLeft(page)) === 500);
     await typeAndPressEnter(page, "hello?");
     await page.getByRole("alert").filter({ hasText: /not available right now: .*not configured/ }).waitFor();
     expect(await creditsLeft(page)).toBe(500);
