@@ -188,4 +188,22 @@ describe.skipIf(!hasChromium)("running out of credits", () => {
     expect(await creditsLeft(page)).toBe(0);
     await context.close();
   });
+
+  it("asks for the new day's allowance by itself at 00:00 UTC, without a reload", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.clock.install();
+    await logInLocally(page, "ivan");
+    await eventually("the counter is there", async () => (await counter(page).count()) === 1);
+    const asked: string[] = [];
+    page.on("request", (r) => new URL(r.url()).pathname === "/credits" && asked.push(r.url()));
+    const msToMidnight = (await page.evaluate(() => {
+      const now = new Date();
+      return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime();
+    })) as number;
+    // The browser's clock (only) jumps past midnight: the client must ask the server again.
+    await page.clock.fastForward(msToMidnight + 2000);
+    await eventually("GET /credits asked again after the reset", async () => asked.length > 0);
+    await context.close();
+  });
 });
