@@ -43,6 +43,8 @@ describe.skipIf(!hasChromium)("chatting", () => {
     const reply = page.getByRole("listitem", { name: "Assistant replied" }).last();
     await reply.getByRole("code").filter({ hasText: "console.log('drip');" }).waitFor();
     expect(await reply.getByText("weekly").evaluate((el) => el.tagName)).toBe("STRONG");
+    await reply.getByRole("button", { name: "Copy code" }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe("console.log('drip');\n");
     await page.getByRole("listitem", { name: "You said" }).filter({ hasText: "line one\nline two" }).waitFor();
 
     // The first message created the conversation, and the address follows it.

@@ -14,12 +14,34 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 /** Markdown (a model's reply, a shared snapshot) as sanitised HTML. */
 export function renderMarkdown(text: string): string {
   const html = marked.parse(text, { async: false, gfm: true, breaks: true });
-  return DOMPurify.sanitize(html, { FORBID_TAGS: ["style", "form", "input", "button", "iframe"], FORBID_ATTR: ["style"] });
+  const safe = DOMPurify.sanitize(html, { FORBID_TAGS: ["style", "form", "input", "button", "iframe"], FORBID_ATTR: ["style"] });
+  // Code blocks get a header with their language and a copy button: markup of ours, added
+  // after sanitising (the language is escaped by its own pattern: letters, digits, + - #).
+  return safe
+    .replace(/<pre><code(?: class="language-([\w+#-]+)")?>/g, (_m, lang?: string) =>
+      `<div class="code-block"><div class="code-head"><span>${lang ?? "code"}</span>` +
+      `<button type="button" class="code-copy" aria-label="Copy code">Copy</button></div><pre><code${lang ? ` class="language-${lang}"` : ""}>`,
+    )
+    .replace(/<\/code><\/pre>/g, "</code></pre></div>");
 }
 
 export function Markdown({ text }: { text: string }) {
   const html = useMemo(() => renderMarkdown(text), [text]);
-  return <div class="markdown" dangerouslySetInnerHTML={{ __html: html }} />;
+  return (
+    <div
+      class="markdown"
+      dangerouslySetInnerHTML={{ __html: html }}
+      onClick={(e) => {
+        const button = (e.target as Element).closest?.(".code-copy");
+        const code = button?.closest(".code-block")?.querySelector("code");
+        if (!button || !code) return;
+        void navigator.clipboard?.writeText(code.textContent ?? "").then(() => {
+          button.textContent = "Copied";
+          setTimeout(() => (button.textContent = "Copy"), 1500);
+        });
+      }}
+    />
+  );
 }
 
 /**
