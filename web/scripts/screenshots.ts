@@ -77,7 +77,7 @@ async function main() {
 
     for (const theme of ["light", "dark"] as const) {
       const shoot = (page: Page, name: string) => page.screenshot({ path: join(out, `${name}-${theme}.png`) });
-      const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, colorScheme: theme, deviceScaleFactor: 1 });
+      const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, colorScheme: theme, deviceScaleFactor: 1, reducedMotion: "reduce" });
       const page = await context.newPage();
       await page.goto("/login");
       await page.getByLabel("Your name").waitFor();
@@ -118,7 +118,7 @@ async function main() {
       await page.getByRole("row").nth(2).waitFor();
       await shoot(page, "settings-usage");
 
-      const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 375, height: 740 }, colorScheme: theme, storageState: await context.storageState() });
+      const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 375, height: 740 }, colorScheme: theme, reducedMotion: "reduce", storageState: await context.storageState() });
       const mobile = await phone.newPage();
       await mobile.goto("/");
       await mobile.getByRole("button", { name: "Open conversations" }).click();
