@@ -35,7 +35,6 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const profile = useProfile();
   const models = useModels();
   const credits = useCredits();
-  const now = useNow(1000);
 
   // Newest messages first, a page at a time going back (`before`); refetching after a send
   // walks the pages again from the newest, so none is skipped or shown twice.
@@ -161,10 +160,12 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     });
   }
 
-  const resetIn = credits.data ? formatDuration(new Date(credits.data.resetAt).getTime() - now) : "";
-  const disabledReason = outOfCredits
-    ? `You have used all ${credits.data?.allowance} credits for today. They come back in ${resetIn} (00:00 UTC).`
-    : null;
+  const resetAt = credits.data?.resetAt;
+  const disabledReason = outOfCredits ? (
+    <>
+      You have used all {credits.data?.allowance} credits for today. They come back in <Countdown to={resetAt} /> (00:00 UTC).
+    </>
+  ) : null;
   const voiceOn = profile.data?.preferences.voiceInput !== false;
 
   return (
@@ -200,7 +201,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
           <div role="alert" class="error banner">
             {failure.kind === "credits" ? (
               <span>
-                {failure.message} Credits come back in {resetIn}.
+                {failure.message} Credits come back in <Countdown to={resetAt} />.
               </span>
             ) : (
               <span>{failure.message}</span>
@@ -282,4 +283,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       </div>
     </section>
   );
+}
+
+/** Ticks by itself, so the rest of the chat does not re-render every second. */
+function Countdown({ to }: { to: string | undefined }) {
+  const now = useNow(1000);
+  return <>{to ? formatDuration(new Date(to).getTime() - now) : ""}</>;
 }
