@@ -110,6 +110,9 @@ async function main() {
       await sharedPage.screenshot({ path: join(out, `share-page-${theme}.png`) });
       await stranger.close();
 
+      await page.goto("/settings/profile");
+      await page.getByRole("textbox", { name: "Name" }).waitFor();
+      await shoot(page, "settings-profile");
       await page.goto("/settings/api-keys");
       await page.getByRole("row", { name: /home automation/ }).waitFor();
       await shoot(page, "settings-api-keys");
