@@ -4,10 +4,11 @@ import type { AppEnv } from "./deps";
 
 /**
  * The built web client's files (web/dist): the reply for a file at `path` (a URL path such
- * as `/assets/index-3f2a.js`), or undefined when there is none. The Node server reads a
- * directory (src/web-files.ts); the Worker asks its static assets binding.
+ * as `/assets/index-3f2a.js`), or undefined when there is none; a source may encode it as
+ * the request's Accept-Encoding allows. The Node server reads a directory
+ * (src/web-files.ts); the Worker asks its static assets binding.
  */
-export type AssetSource = (path: string) => Promise<Response | undefined>;
+export type AssetSource = (path: string, acceptEncoding?: string) => Promise<Response | undefined>;
 
 /** The client's own routes (deep links that must survive a reload). */
 const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|login|auth\/callback)?\/?$/;
@@ -39,7 +40,7 @@ export function htmlSecurityHeaders(config: Config): Record<string, string> {
 /** A file's reply with the caching the client's build calls for: hashed files forever, the rest revalidated. */
 function fileReply(c: Context<AppEnv>, path: string, file: Response): Response {
   const headers = new Headers();
-  for (const name of ["Content-Type", "Content-Length", "ETag", "Last-Modified"]) {
+  for (const name of ["Content-Type", "Content-Length", "Content-Encoding", "Vary", "ETag", "Last-Modified"]) {
     const value = file.headers.get(name);
     if (value) headers.set(name, value);
   }
@@ -55,7 +56,7 @@ function fileReply(c: Context<AppEnv>, path: string, file: Response): Response {
 export async function serveClientFile(c: Context<AppEnv>): Promise<Response | undefined> {
   const assets = c.var.deps?.assets;
   if (!assets || (c.req.method !== "GET" && c.req.method !== "HEAD") || c.req.path.endsWith("/")) return undefined;
-  const file = await assets(c.req.path);
+  const file = await assets(c.req.path, c.req.header("Accept-Encoding"));
   return file && fileReply(c, c.req.path, file);
 }
 
@@ -71,7 +72,7 @@ export async function serveClientPage(c: Context<AppEnv>, apiSegments: ReadonlyS
   if (!(c.req.header("Accept") ?? "").includes("text/html")) return undefined;
   const path = c.req.path;
   if (!CLIENT_ROUTE.test(path) && apiSegments.has(path.split("/")[1] ?? "")) return undefined;
-  const index = await assets("/index.html");
+  const index = await assets("/index.html", c.req.header("Accept-Encoding"));
   if (index) return fileReply(c, "/index.html", index);
   return c.html(
     "<!doctype html><title>Web client not built</title><h1>The web client is not built</h1>" +

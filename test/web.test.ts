@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../src/config";
@@ -18,6 +19,8 @@ writeFileSync(join(dist, "index.html"), INDEX);
 writeFileSync(join(dist, "theme.js"), "document.documentElement.dataset.theme = 'light';");
 writeFileSync(join(dist, "assets", "index-abc123.js"), "console.log('app');");
 writeFileSync(join(dist, "assets", "index-abc123.css"), "body { margin: 0 }");
+const BIG_JS = `export const words = ${JSON.stringify(Array.from({ length: 2000 }, (_, i) => `word${i % 50}`))};`;
+writeFileSync(join(dist, "assets", "vendor-def456.js"), BIG_JS);
 writeFileSync(join(tmpdir(), "outside-web-dist.txt"), "secret");
 
 const html = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
@@ -83,6 +86,28 @@ describe("the web client on the Node server", () => {
     const theme = await get("/theme.js");
     expect(theme.headers.get("cache-control")).toBe("no-cache");
     expect(await theme.text()).toContain("dataset.theme");
+  });
+
+  it("sends text files gzipped to clients that accept it, and plain to others", async () => {
+    const { port } = new URL(server.url);
+    const raw = (encoding?: string) =>
+      new Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port, path: "/assets/vendor-def456.js", headers: encoding ? { "Accept-Encoding": encoding } : {} }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const zipped = await raw("gzip, deflate, br");
+    expect(zipped.headers["content-encoding"]).toBe("gzip");
+    expect(zipped.headers["cache-control"]).toBe("public, max-age=31536000, immutable");
+    expect(zipped.body.length).toBeLessThan(BIG_JS.length / 4);
+    expect(gunzipSync(zipped.body).toString()).toBe(BIG_JS);
+    const plain = await raw();
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.body.toString()).toBe(BIG_JS);
   });
 
   it("answers a HEAD of a file with its headers and no body", async () => {
