@@ -60,6 +60,15 @@ describe("the web client on the Worker", () => {
     expect(await missing.json()).toMatchObject({ error: 404 });
   });
 
+  it("renders /docs as a same-origin page under the CSP", async () => {
+    const res = await call("/docs", { headers: html });
+    expect(res.status).toBe(200);
+    expectSecurityHeaders(res);
+    const page = await res.text();
+    expect(page).toContain('<script src="/docs/swagger-ui-bundle.js"></script>');
+    expect(page).not.toMatch(/https?:\/\//);
+  });
+
   it("has no local login when an identity provider is configured", async () => {
     const res = await call("/auth/local", { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"name":"a"}' });
     expect(res.status).toBe(404);
