@@ -105,7 +105,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     } catch {
       return void res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad multipart"}}');
     }
-    const file = form.get("file");
+    const file: unknown = form.get("file");
     if (!(file instanceof File)) return void res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"no file"}}');
     const fields = Object.fromEntries([...form.entries()].filter(([, v]) => typeof v === "string")) as Record<string, string>;
     upstream.transcriptions.push({ headers: req.headers, fields, file: { name: file.name, type: file.type, bytes: new Uint8Array(await file.arrayBuffer()) } });
