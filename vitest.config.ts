@@ -1,21 +1,33 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects in one run: Node (real libSQL files, real HTTP servers on 127.0.0.1) and
-// workerd (the real Worker over D1, test/worker/vitest.config.ts).
+// Three projects in one run: Node (real libSQL files, real HTTP servers on 127.0.0.1),
+// workerd (the real Worker over D1, test/worker/vitest.config.ts) and browser (the web
+// client in headless Chromium against the real Node server, test/e2e/).
 export default defineConfig({
   test: {
-    reporters: ["default", "./test/support/summary-reporter.ts"],
+    reporters: ["default", "./test/e2e/support/chromium-notice.ts", "./test/support/summary-reporter.ts"],
     projects: [
       {
         test: {
           name: "node",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/worker/**", "node_modules/**"],
+          exclude: ["test/worker/**", "test/e2e/**", "node_modules/**"],
           testTimeout: 20_000,
           hookTimeout: 20_000,
         },
       },
       "./test/worker/vitest.config.ts",
+      {
+        test: {
+          name: "browser",
+          include: ["test/e2e/**/*.test.ts"],
+          // One Chromium and one server at a time: the machine is small and the files are heavy.
+          fileParallelism: false,
+          globalSetup: ["./test/e2e/support/build-client.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -1,10 +1,11 @@
 // npm run dev [-- <wrangler dev args>]: the Worker in local workerd over a local D1
-// database, offline. Unless you configure an identity provider yourself (--var AUTH_…:…
-// or .dev.vars), it trusts the same local-login key as `npm start`, so tokens from
-// `npm run token -- <name>` work against it too.
+// database, offline, serving the web client from web/dist. Unless you configure an identity
+// provider yourself (--var AUTH_…:… or .dev.vars), it uses the same local-login key as
+// `npm start` (issuing tokens at POST /auth/local), so tokens from `npm run token -- <name>`
+// work against it too. NODE_ENV=production turns local login off.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, localKeyFile } from "../src/local-login";
+import { loadOrCreateLocalKey, localKeyFile } from "../src/local-login-key";
 
 const args = process.argv.slice(2);
 const run = (cmd: string[]) => {
@@ -17,13 +18,10 @@ run(["d1", "migrations", "apply", "DB", "--local"]);
 const configuresAuth =
   args.some((a) => a.includes("AUTH_")) || (existsSync(".dev.vars") && /^AUTH_/m.test(readFileSync(".dev.vars", "utf8")));
 const vars: string[] = [];
-if (!configuresAuth) {
+if (!configuresAuth && process.env.NODE_ENV !== "production") {
   const key = await loadOrCreateLocalKey(localKeyFile(process.env.DATABASE_URL));
-  vars.push(
-    "--var", `AUTH_PUBLIC_KEY:${JSON.stringify(key.publicJwk)}`,
-    "--var", `AUTH_ISSUER:${LOCAL_ISSUER}`,
-    "--var", `AUTH_AUDIENCE:${LOCAL_AUDIENCE}`,
-  );
-  console.warn("LOCAL LOGIN: trusting tokens from `npm run token -- <name>` (no identity provider configured)");
+  // The Worker trusts this key and, like the Node server, issues tokens with it at POST /auth/local.
+  vars.push("--var", `LOCAL_LOGIN_PRIVATE_JWK:${JSON.stringify(key.privateJwk)}`);
+  console.warn("LOCAL LOGIN: log in with a name in the web client, or use `npm run token -- <name>` (no identity provider configured)");
 }
 run(["dev", ...vars, ...args]);

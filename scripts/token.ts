@@ -1,5 +1,6 @@
 // Prints a local-login access token for the Node server: npm run token -- <name> [ttl-hours]
-import { loadOrCreateLocalKey, localKeyFile, signLocalToken } from "../src/local-login";
+import { signLocalToken } from "../src/local-login";
+import { loadOrCreateLocalKey, localKeyFile } from "../src/local-login-key";
 
 const name = process.argv[2] ?? "dev";
 const hours = Number(process.argv[3] ?? 24);
@@ -8,4 +9,4 @@ if (!/^[\w.@-]{1,64}$/.test(name) || !(hours > 0)) {
   process.exit(2);
 }
 const key = await loadOrCreateLocalKey(localKeyFile(process.env.DATABASE_URL));
-console.log(await signLocalToken(key, name, Math.round(hours * 3600)));
+console.log((await signLocalToken(key, name, Math.round(hours * 3600))).token);

@@ -1,4 +1,3 @@
-import { swaggerUI } from "@hono/swagger-ui";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
@@ -19,6 +18,11 @@ import { modelRoutes } from "./routes/models";
 import { openAiErrorBody, openAiRoutes } from "./routes/openai";
 import { plantRoutes } from "./routes/plants";
 import { shareRoutes } from "./routes/shares";
+import { audioRoutes } from "./routes/audio";
+import { clientConfigRoutes } from "./routes/client-config";
+import { docsRoutes } from "./routes/docs";
+import { localLoginRoutes } from "./routes/local-login";
+import { serveClientFile, serveClientPage } from "./web-client";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -43,6 +47,9 @@ export function createApp(resolveDeps: DepsResolver) {
   app.use(corsHeaders);
   // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.
   app.use(methodNotAllowed(() => app.routes));
+  // Registered before the JSON body middleware, which it must not meet: its body is a
+  // multipart recording with a limit of its own (src/routes/audio.ts).
+  app.route("/", audioRoutes);
   // Only where a body can be: reading `body` on a GET makes @hono/node-server build a full Request.
   app.use((c, next) => (mayHaveBody(c.req.raw) ? limitBodySize(c, next) : next()), parseJsonBody);
 
@@ -57,6 +64,8 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", chatRoutes);
   app.route("/", creditRoutes);
   app.route("/v1", openAiRoutes);
+  app.route("/", clientConfigRoutes);
+  app.route("/", localLoginRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -78,10 +87,17 @@ export function createApp(resolveDeps: DepsResolver) {
       license: { name: "MIT", identifier: "MIT" } as { name: string },
     },
   });
-  // The page loads Swagger UI from a CDN, pinned so that what it renders does not drift.
-  app.get("/docs", swaggerUI({ url: "/openapi.json", version: "5.17.14" }));
+  app.route("/", docsRoutes);
 
-  app.notFound((c) => {
+  // The first segment of every API path: a browser navigation under one of them stays API.
+  const apiSegments = new Set(app.routes.map((r) => r.path.split("/")[1] ?? "").filter((s) => s && !s.includes("*")));
+  app.notFound(async (c) => {
+    // The web client: its files, then its page for browser navigations (405s were answered
+    // before routing, by methodNotAllowed).
+    const file = await serveClientFile(c);
+    if (file) return file;
+    const page = await serveClientPage(c, apiSegments);
+    if (page) return page;
     throw new ApiError(404, `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}`);
   });
   app.onError((err, c) => {

@@ -46,7 +46,8 @@ function parseModelCredits(text: string | undefined, ctx: z.RefinementCtx): Reco
  */
 const ConfigSchema = z.object({
   NODE_ENV: optionalText,
-  PORT: positiveInt(8787).refine((p) => p < 65536, "must be a TCP port (1..65535)"),
+  // 0 asks the system for a free port (tests); the server logs the one it got.
+  PORT: z.coerce.number().int().min(0).max(65535, "must be a TCP port (0..65535)").default(8787),
   DATABASE_URL: optionalText,
   DATABASE_AUTH_TOKEN: optionalText,
   AUTH_JWKS_URL: optionalUrl("the identity provider's JWKS"),
@@ -56,6 +57,19 @@ const ConfigSchema = z.object({
   }),
   AUTH_ISSUER: optionalText,
   AUTH_AUDIENCE: optionalText,
+  // OpenID Connect: the browser client logs in at the issuer; the API finds its JWKS by discovery.
+  AUTH_OIDC_ISSUER: httpUrl("the OpenID Connect issuer"),
+  AUTH_OIDC_CLIENT_ID: optionalText,
+  AUTH_OIDC_SCOPES: optionalText.transform((v) => v ?? "openid profile email"),
+  AUTH_OIDC_AUDIENCE: optionalText,
+  // The local-login key handed to the Worker by `npm run dev` (a private JWK as JSON).
+  LOCAL_LOGIN_PRIVATE_JWK: optionalText,
+  // Where the Node server finds the built web client (relative to the working directory).
+  WEB_DIST_DIR: optionalText,
+  // Speech to text: an OpenAI-compatible /audio/transcriptions (OpenAI, Groq, a local Whisper).
+  STT_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
+  STT_API_KEY: optionalText,
+  STT_MODEL: optionalText.transform((v) => v ?? "whisper-1"),
   DAILY_CREDITS: positiveInt(500),
   SVC_MODEL_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
   SVC_MODEL_API_KEY: optionalText,
@@ -106,11 +120,21 @@ export function parseConfig(env: Record<string, unknown>): Config {
     throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   }
   const config = parsed.data;
-  const authSources = [config.AUTH_JWKS_URL, config.AUTH_PUBLIC_KEY, config.AUTH_HS256_SECRET].filter(Boolean);
+  const authSources = [config.AUTH_JWKS_URL, config.AUTH_PUBLIC_KEY, config.AUTH_HS256_SECRET, config.AUTH_OIDC_ISSUER].filter(Boolean);
   if (authSources.length > 1) {
     throw new ConfigError(
-      "invalid configuration: set only one of AUTH_JWKS_URL, AUTH_PUBLIC_KEY and AUTH_HS256_SECRET",
+      "invalid configuration: set only one of AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY and AUTH_HS256_SECRET",
     );
+  }
+  if (config.AUTH_OIDC_ISSUER && !config.AUTH_OIDC_CLIENT_ID) {
+    throw new ConfigError("invalid configuration: AUTH_OIDC_CLIENT_ID is required with AUTH_OIDC_ISSUER (the web client's id at the issuer)");
+  }
+  if (config.AUTH_OIDC_ISSUER && config.AUTH_ISSUER && config.AUTH_ISSUER !== config.AUTH_OIDC_ISSUER) {
+    throw new ConfigError("invalid configuration: AUTH_ISSUER differs from AUTH_OIDC_ISSUER; leave AUTH_ISSUER unset with OpenID Connect");
+  }
+  // Share links are built from it: in production the request's Host header must not decide them.
+  if (config.NODE_ENV === "production" && !config.PUBLIC_BASE_URL) {
+    throw new ConfigError("invalid configuration: PUBLIC_BASE_URL is required when NODE_ENV=production (the base of share links, e.g. https://chat.example.com)");
   }
   return config;
 }

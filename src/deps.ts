@@ -8,6 +8,9 @@ import { createModelRegistry, type ModelRegistry } from "./models/registry";
 import type { UpstreamFetch } from "./models/adapter";
 import type { WorkersAiBinding } from "./models/workers-ai";
 import type { Principal } from "./auth/credentials";
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, type LocalKey } from "./local-login";
+import { createTranscriber, type Transcriber } from "./services/transcription";
+import type { AssetSource } from "./web-client";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
 export interface Runtime {
@@ -22,6 +25,10 @@ export interface Runtime {
   rateLimiter: MemoryRateLimiter;
   /** Failed authentications per client address (AUTH_FAILURES_PER_MINUTE). */
   authFailureLimiter: RateLimiter;
+  /** Issues local-login tokens (POST /auth/local); only in local-login mode. */
+  localLogin?: (name: string) => Promise<{ token: string; expiresAt: Date }>;
+  /** Speech to text for POST /audio/transcriptions, when a provider is configured. */
+  transcriber?: Transcriber;
 }
 
 /** What every request gets from its entry: the runtime plus a database handle. */
@@ -37,6 +44,14 @@ export interface Deps extends Runtime {
    * socket's peer; Workers: CF-Connecting-IP), or undefined when it cannot.
    */
   clientAddress?: (c: Context) => string | undefined;
+  /** The built web client's files; without it the service is the API alone. */
+  assets?: AssetSource;
+  /**
+   * The origin share links point at when PUBLIC_BASE_URL is not set: one the entry knows
+   * and a caller cannot spoof (the Node server's own address, the Worker's request URL),
+   * never the Host header of a Node request.
+   */
+  baseUrl?: string;
 }
 
 export interface AppEnv {
@@ -48,8 +63,10 @@ export interface AppEnv {
 }
 
 export interface RuntimeOptions {
-  /** Overrides the key source read from config (the Node server's local login). */
+  /** Overrides the key source read from config. */
   authSource?: JwtKeySource;
+  /** Local login: trust tokens this key signs and issue them (the Node server without a provider). */
+  localKey?: LocalKey;
   now?: () => Date;
   log?: Logger;
   /** The Workers AI binding, which can serve svc-70b on Workers. */
@@ -62,27 +79,41 @@ export interface RuntimeOptions {
 
 /** The JWT key source the configuration names, or undefined when none is set. */
 export function configuredAuthSource(config: Config): JwtKeySource | undefined {
+  if (config.AUTH_OIDC_ISSUER) return { kind: "oidc", issuer: config.AUTH_OIDC_ISSUER };
   if (config.AUTH_JWKS_URL) return { kind: "jwks", url: config.AUTH_JWKS_URL };
   if (config.AUTH_PUBLIC_KEY) return { kind: "public-key", key: config.AUTH_PUBLIC_KEY };
   if (config.AUTH_HS256_SECRET) return { kind: "hs256", secret: config.AUTH_HS256_SECRET };
   return undefined;
 }
 
+/**
+ * The local-login key in effect: the one the entry hands in, or the Worker's
+ * LOCAL_LOGIN_PRIVATE_JWK from `npm run dev`; never in production or beside a provider.
+ */
+function localKeyFor(config: Config, options: RuntimeOptions): LocalKey | undefined {
+  if (config.NODE_ENV === "production" || options.authSource || configuredAuthSource(config)) return undefined;
+  if (options.localKey) return options.localKey;
+  return config.LOCAL_LOGIN_PRIVATE_JWK ? localKeyFromPrivateJwk(config.LOCAL_LOGIN_PRIVATE_JWK) : undefined;
+}
+
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  const source = options.authSource ?? configuredAuthSource(config);
+  const localKey = localKeyFor(config, options);
+  if (localKey) config = { ...config, AUTH_ISSUER: LOCAL_ISSUER, AUTH_AUDIENCE: LOCAL_AUDIENCE };
+  const source = options.authSource ?? configuredAuthSource(config) ?? (localKey && { kind: "jwk" as const, jwk: localKey.publicJwk });
   if (!source) {
     throw new Error(
-      "no identity provider is configured: set AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET",
+      "no identity provider is configured: set AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET",
     );
   }
   return {
+    localLogin: localKey && ((name) => signLocalToken(localKey, name)),
     config,
     log: options.log ?? createLogger(config.LOG_LEVEL),
     now: options.now ?? (() => new Date()),
     verifyJwt: await createJwtVerifier({
       source,
-      issuer: config.AUTH_ISSUER,
-      audience: config.AUTH_AUDIENCE,
+      issuer: config.AUTH_OIDC_ISSUER ?? config.AUTH_ISSUER,
+      audience: config.AUTH_OIDC_AUDIENCE ?? config.AUTH_AUDIENCE,
     }),
     models: createModelRegistry(config, { workersAi: options.workersAi, fetch: options.upstreamFetch }),
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
@@ -90,5 +121,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       config.AUTH_FAILURES_PER_MINUTE === 0
         ? unlimited
         : (options.authFailureLimiter ?? createRateLimiter(config.AUTH_FAILURES_PER_MINUTE)),
+    transcriber: createTranscriber(config, options.workersAi),
   };
 }

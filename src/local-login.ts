@@ -1,55 +1,45 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
+import { importJWK, SignJWT, type JWK } from "jose";
 
 /**
- * Local login for the Node server when no identity provider is configured: an ES256 key
- * kept in the data folder signs tokens (`npm run token -- <name>`) that the server trusts.
- * Never used in production or in the Worker.
+ * Local login when no identity provider is configured (never in production): an ES256 key
+ * kept in the data folder (src/local-login-key.ts) signs tokens that the service trusts,
+ * printed by `npm run token -- <name>` or issued to the web client by POST /auth/local.
+ * The Node server holds the key itself; `npm run dev` hands it to the Worker.
  */
 export const LOCAL_ISSUER = "local-login";
 export const LOCAL_AUDIENCE = "plant-chat-local";
+/** How long a local token lasts unless asked otherwise. */
+export const LOCAL_TOKEN_TTL_SECONDS = 24 * 3600;
 
-/** The Node server's database when DATABASE_URL is not set. */
-export const DEFAULT_DATABASE_URL = "file:./data/local.db";
-
-/**
- * Where the local-login key lives: beside the embedded database file (so the server, the
- * token script and `npm run dev` agree), or in ./data for a remote database.
- */
-export function localKeyFile(databaseUrl = DEFAULT_DATABASE_URL): string {
-  const dir = databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length)) : "./data";
-  return join(dir, "local-login-key.json");
-}
-
-interface StoredKey {
+export interface LocalKey {
   kid: string;
   privateJwk: JWK;
   publicJwk: JWK;
 }
 
-export async function loadOrCreateLocalKey(file: string): Promise<StoredKey> {
-  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as StoredKey;
-  const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
-  const kid = crypto.randomUUID();
-  const stored: StoredKey = {
-    kid,
-    privateJwk: { ...(await exportJWK(privateKey)), alg: "ES256", kid },
-    publicJwk: { ...(await exportJWK(publicKey)), alg: "ES256", kid },
-  };
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
-  return stored;
+/** The key from its private JWK alone (as `npm run dev` passes it): the public half is d dropped. */
+export function localKeyFromPrivateJwk(text: string): LocalKey {
+  const privateJwk = JSON.parse(text) as JWK;
+  if (privateJwk.kty !== "EC" || !privateJwk.d) throw new Error("LOCAL_LOGIN_PRIVATE_JWK must be a private EC key as a JWK");
+  const { d: _private, ...publicJwk } = privateJwk;
+  return { kid: privateJwk.kid ?? "local", privateJwk, publicJwk };
 }
 
-export async function signLocalToken(key: StoredKey, name: string, ttlSeconds = 24 * 3600): Promise<string> {
+export async function signLocalToken(
+  key: LocalKey,
+  name: string,
+  ttlSeconds = LOCAL_TOKEN_TTL_SECONDS,
+  now = new Date(),
+): Promise<{ token: string; expiresAt: Date }> {
   const privateKey = await importJWK(key.privateJwk, "ES256");
-  return new SignJWT({ name })
+  const issuedAt = Math.floor(now.getTime() / 1000);
+  const token = await new SignJWT({ name })
     .setProtectedHeader({ alg: "ES256", kid: key.kid, typ: "JWT" })
     .setIssuer(LOCAL_ISSUER)
     .setAudience(LOCAL_AUDIENCE)
     .setSubject(`local:${name}`)
-    .setIssuedAt()
-    .setExpirationTime(`${ttlSeconds}s`)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + ttlSeconds)
     .sign(privateKey);
+  return { token, expiresAt: new Date((issuedAt + ttlSeconds) * 1000) };
 }

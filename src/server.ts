@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
@@ -7,13 +8,17 @@ import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { createApp, type App } from "./app";
 import { ConfigError, parseConfig, type Config } from "./config";
-import { configuredAuthSource, createRuntime } from "./deps";
+import { configuredAuthSource, createRuntime, type Deps } from "./deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
-import { DEFAULT_DATABASE_URL, LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, localKeyFile } from "./local-login";
+import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./local-login-key";
 import { openDatabase } from "./open-database";
 import { nextUtcMidnight } from "./services/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./services/holds";
 import { createUpstreamPool } from "./upstream-pool";
+import { webFilesFrom } from "./web-files";
+
+/** The web client's build, beside src/ whatever the working directory. */
+const DEFAULT_WEB_DIST = resolve(import.meta.dirname, "../web/dist");
 
 async function main() {
   let config: Config;
@@ -28,25 +33,37 @@ async function main() {
   }
   const databaseUrl = config.DATABASE_URL ?? DEFAULT_DATABASE_URL;
 
-  let authSource = configuredAuthSource(config);
-  if (!authSource) {
+  let localKey;
+  if (!configuredAuthSource(config)) {
     if (config.NODE_ENV === "production") {
-      console.error("no identity provider is configured: set AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET");
+      console.error("no identity provider is configured: set AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET");
       process.exit(1);
     }
-    const key = await loadOrCreateLocalKey(localKeyFile(databaseUrl));
-    authSource = { kind: "jwk", jwk: key.publicJwk };
-    config = { ...config, AUTH_ISSUER: LOCAL_ISSUER, AUTH_AUDIENCE: LOCAL_AUDIENCE };
+    localKey = await loadOrCreateLocalKey(localKeyFile(databaseUrl));
     console.warn(
       "\n  LOCAL LOGIN: no identity provider is configured, so this server trusts tokens signed by\n" +
-        "  the key in its data folder. Get one with:  npm run token -- <name>\n" +
-        "  Set AUTH_JWKS_URL (or AUTH_PUBLIC_KEY) to use a real identity provider.\n",
+        "  the key in its data folder: log in with a name in the web client, or get a token with\n" +
+        "  npm run token -- <name>. Set AUTH_OIDC_ISSUER (or AUTH_JWKS_URL) to use a real identity provider.\n",
     );
   }
 
-  const runtime = await createRuntime(config, { authSource, upstreamFetch: createUpstreamPool() });
+  const webDist = config.WEB_DIST_DIR ? resolve(config.WEB_DIST_DIR) : DEFAULT_WEB_DIST;
+  if (!existsSync(resolve(webDist, "index.html"))) {
+    console.warn(`  The web client is not built (no ${webDist}/index.html): run npm run build:web. The API works without it.\n`);
+  }
+
+  const runtime = await createRuntime(config, { localKey, upstreamFetch: createUpstreamPool() });
   const { db, client, reader, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
-  const deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER) };
+  // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
+  // listens), never at a request's Host header.
+  const deps: Deps = {
+    ...runtime,
+    db,
+    databaseFileProblem,
+    clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER),
+    assets: webFilesFrom(webDist),
+    baseUrl: `http://localhost:${config.PORT}`,
+  };
 
   // Charges of exchanges a previous run left unfinished (a crash, a kill) are refunded:
   // those already stale now, and the rest once they are, unless a debit got to them first.
@@ -56,7 +73,8 @@ async function main() {
   const app = createApp(() => deps);
 
   const server = serveNode(app, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
-    runtime.log.info("listening", { url: `http://localhost:${info.port}`, database: databaseUrl.replace(/\?.*$/, "") });
+    deps.baseUrl = `http://localhost:${info.port}`;
+    runtime.log.info("listening", { url: deps.baseUrl, database: databaseUrl.replace(/\?.*$/, "") });
   });
 
   // The same job the Worker's cron runs, at every 00:00 UTC.

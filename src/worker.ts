@@ -1,4 +1,4 @@
-import type { D1Database, ExecutionContext, RateLimit, ScheduledController } from "@cloudflare/workers-types";
+import type { D1Database, ExecutionContext, Fetcher, RateLimit, ScheduledController } from "@cloudflare/workers-types";
 import { createClient } from "@libsql/client/web";
 import { createApp } from "./app";
 import { rateLimiterFromBinding, unlimited } from "./auth/rate-limit";
@@ -7,6 +7,7 @@ import { dbFromD1, dbFromLibsql, type Db } from "./db";
 import { createRuntime, type Runtime } from "./deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import type { WorkersAiBinding } from "./models/workers-ai";
+import type { AssetSource } from "./web-client";
 
 export interface Env {
   DB?: D1Database;
@@ -14,6 +15,8 @@ export interface Env {
   AI?: WorkersAiBinding;
   /** Failed authentications per client address, counted by Cloudflare (wrangler.toml). */
   AUTH_FAILURE_LIMITER?: RateLimit;
+  /** The web client's build (web/dist), from `[assets]` in wrangler.toml. */
+  ASSETS?: Fetcher;
   [variable: string]: unknown;
 }
 
@@ -54,9 +57,24 @@ function databaseFor(env: Env, rt: Runtime): Db {
 /** Cloudflare puts the address of the client that reached it here; clients cannot forge it. */
 const clientAddress = (c: { req: { header(name: string): string | undefined } }) => c.req.header("CF-Connecting-IP");
 
+/** The web client's files from the static assets binding; its 404 means "no such file". */
+function assetsFor(env: Env): AssetSource | undefined {
+  const binding = env.ASSETS;
+  if (!binding) return undefined;
+  return async (path) => {
+    const res = (await binding.fetch(new URL(path, "https://assets.invalid").href)) as unknown as Response;
+    if (res.ok) return res;
+    await res.body?.cancel();
+    return undefined;
+  };
+}
+
 const app = createApp(async (c) => {
-  const rt = await runtimeFor(c.env as Env);
-  return { ...rt, db: databaseFor(c.env as Env, rt), clientAddress };
+  const env = c.env as Env;
+  const rt = await runtimeFor(env);
+  // Cloudflare sets the request URL from the route it served, not from a header a caller
+  // controls, so it is a safe base for share links when PUBLIC_BASE_URL is not set.
+  return { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), baseUrl: new URL(c.req.url).origin };
 });
 
 export default {

@@ -5,7 +5,8 @@ import { exportSPKI, generateKeyPair, SignJWT, exportJWK, base64url } from "jose
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ConfigError, parseConfig } from "../src/config";
 import { createJwtVerifier, InvalidTokenError } from "../src/auth/jwt";
-import { LOCAL_AUDIENCE, LOCAL_ISSUER, loadOrCreateLocalKey, signLocalToken } from "../src/local-login";
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, signLocalToken } from "../src/local-login";
+import { loadOrCreateLocalKey } from "../src/local-login-key";
 import { createHarness, type Harness } from "./support/harness";
 
 let h: Harness;
@@ -178,7 +179,7 @@ describe("other key sources", () => {
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const key = await loadOrCreateLocalKey(join(dir, "key.json"));
     const verify = await createJwtVerifier({ source: { kind: "jwk", jwk: key.publicJwk }, issuer: LOCAL_ISSUER, audience: LOCAL_AUDIENCE });
-    const identity = await verify(await signLocalToken(key, "alice"));
+    const identity = await verify((await signLocalToken(key, "alice")).token);
     expect(identity).toMatchObject({ issuer: LOCAL_ISSUER, subject: "local:alice", name: "alice" });
   });
 

@@ -67,15 +67,16 @@ async function conversation(name = "Repotting") {
 }
 
 describe("POST /contexts/{id}/share", () => {
-  it("returns a 128-bit token and a link on the request's origin", async () => {
+  it("returns a 128-bit token and a link to the client's share page on the configured origin, whatever the Host header says", async () => {
     h.clock.set("2026-11-22T12:00:00.000Z");
     const id = await conversation();
-    const res = await h.request(`/contexts/${id}/share`, { method: "POST", token: alice });
+    const res = await h.request(`/contexts/${id}/share`, { method: "POST", token: alice, headers: { Host: "evil.example" } });
     expect(res.status).toBe(201);
     const link = (await res.json()) as Link;
     expect(link).toEqual({
       token: expect.stringMatching(/^shr_[\w-]{22}$/),
-      url: `http://localhost/shared/${link.token}`,
+      // No PUBLIC_BASE_URL and no address from the entry: the configured port on localhost.
+      url: `http://localhost:8787/s/${link.token}`,
       createdAt: "2026-11-22T12:00:00.000Z",
       expiresAt: null,
     });
@@ -90,7 +91,7 @@ describe("POST /contexts/{id}/share", () => {
       const res = await other.request("/contexts", { method: "POST", token, json: { name: "x" } });
       const { id } = (await res.json()) as { id: string };
       const link = (await (await other.request(`/contexts/${id}/share`, { method: "POST", token })).json()) as Link;
-      expect(link.url).toBe(`https://chat.example.com/app/shared/${link.token}`);
+      expect(link.url).toBe(`https://chat.example.com/app/s/${link.token}`);
     } finally {
       await other.close();
     }

@@ -6,7 +6,7 @@ import { waitUntil } from "../wait-until";
 import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
 import { clientKey } from "./rate-limit";
 import { userIdFor } from "./identity";
-import { InvalidTokenError, type Identity } from "./jwt";
+import { DiscoveryError, InvalidTokenError, type Identity } from "./jwt";
 
 /** Who is calling, and with what. */
 export type Principal =
@@ -43,6 +43,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         identity = await verifyJwt(credential.value);
       } catch (err) {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
+        if (err instanceof DiscoveryError) throw new ApiError(503, err.message, { "Retry-After": "10" });
         throw err;
       }
       c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });

@@ -17,10 +17,13 @@ export interface Identity {
   email?: string;
   wallet?: string;
   name?: string;
+  /** The `picture` claim (social logins): a URL the profile's avatar starts as. */
+  picture?: string;
 }
 
 export type JwtKeySource =
   | { kind: "jwks"; url: string }
+  | { kind: "oidc"; issuer: string } // the JWKS named by the issuer's discovery document
   | { kind: "public-key"; key: string } // PEM (SPKI) or a JWK as JSON
   | { kind: "jwk"; jwk: JWK } // the Node server's local login key
   | { kind: "hs256"; secret: string };
@@ -65,6 +68,7 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
         clockTolerance: 5,
       }));
     } catch (err) {
+      if (err instanceof DiscoveryError) throw err;
       throw new InvalidTokenError(reason(err));
     }
     // jose checks that sub and iss are present, not what they are: the user's identity is
@@ -124,6 +128,8 @@ function keyFor(source: JwtKeySource): {
       const jwks = createRemoteJWKSet(new URL(source.url), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
       return { key: Promise.resolve(jwks), algorithms: Promise.resolve(ASYMMETRIC) };
     }
+    case "oidc":
+      return { key: Promise.resolve(discoveredKeySet(source.issuer)), algorithms: Promise.resolve(ASYMMETRIC) };
     case "hs256":
       return { key: Promise.resolve(new TextEncoder().encode(source.secret)), algorithms: Promise.resolve(["HS256"]) };
     case "jwk":
@@ -135,6 +141,53 @@ function keyFor(source: JwtKeySource): {
       return { key: imported.then((k) => k.key), algorithms: imported.then((k) => [k.alg]) };
     }
   }
+}
+
+/**
+ * The issuer's discovery document cannot be had: the token may well be good, so this is the
+ * service's trouble (a 503), not a reason to send the person back through login.
+ */
+export class DiscoveryError extends Error {
+  override name = "DiscoveryError";
+}
+
+/**
+ * The key set of an OpenID Connect issuer: its discovery document names `jwks_uri`, which
+ * jose then fetches and caches as for AUTH_JWKS_URL. Discovery happens on the first token,
+ * not at startup (the provider may start later), and is remembered once it succeeds; a
+ * failure is remembered for a short cooldown, so a down provider costs one fetch per
+ * cooldown rather than one per request.
+ */
+function discoveredKeySet(issuer: string): JWTVerifyGetKey {
+  const COOLDOWN_MS = 10_000;
+  let keySet: Promise<JWTVerifyGetKey> | undefined;
+  let failedAt = 0;
+  const discover = async (): Promise<JWTVerifyGetKey> => {
+    const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+    let document: { jwks_uri?: unknown };
+    try {
+      const res = await fetch(url, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(5000) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      document = (await res.json()) as { jwks_uri?: unknown };
+    } catch (err) {
+      throw new DiscoveryError(`the identity provider's discovery document (${url}) could not be fetched: ${err instanceof Error ? err.message : err}; try again shortly`);
+    }
+    if (typeof document.jwks_uri !== "string" || !/^https?:\/\//.test(document.jwks_uri)) {
+      throw new DiscoveryError(`the identity provider's discovery document (${url}) names no jwks_uri`);
+    }
+    return createRemoteJWKSet(new URL(document.jwks_uri), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
+  };
+  return async (header, token) => {
+    if (!keySet && Date.now() - failedAt < COOLDOWN_MS) {
+      throw new DiscoveryError("the identity provider's discovery document could not be fetched; try again shortly");
+    }
+    keySet ??= discover().catch((err) => {
+      keySet = undefined;
+      failedAt = Date.now();
+      throw err;
+    });
+    return (await keySet)(header, token);
+  };
 }
 
 function importPinned(jwk: JWK) {
@@ -191,6 +244,7 @@ function identityOf(payload: JWTPayload): Identity {
     email: claim("email"),
     wallet: claim("wallet_address") ?? claim("wallet") ?? claim("address") ?? firstWallet(payload),
     name: claim("name") ?? claim("preferred_username") ?? claim("nickname"),
+    picture: typeof payload.picture === "string" && payload.picture.length <= 2048 ? payload.picture : undefined,
   };
 }
 

@@ -3,6 +3,7 @@ import { ApiError, excerpt } from "../errors";
 import { MODEL_CATALOG, isKnownModel } from "../models/catalog";
 import { createRouter } from "../router";
 import { getProfile, updateProfile, type Profile } from "../services/profile";
+import { isSafeAvatarUrl } from "../services/users";
 import { DisplayName } from "./display-name";
 import { serviceId } from "./ids";
 import { authenticatedRoute } from "./authenticated-route";
@@ -127,18 +128,6 @@ export const meRoutes = createRouter()
 function toJson(profile: Profile | null) {
   if (!profile) throw new ApiError(401, "the account behind this API key no longer exists; sign in again");
   return { ...profile, createdAt: profile.createdAt.toISOString() };
-}
-
-/** http(s) only, with a host and no embedded credentials or whitespace: safe as an <img src>. */
-function isSafeAvatarUrl(value: string): boolean {
-  if (/[\s\p{Cc}]/u.test(value)) return false;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  return (url.protocol === "https:" || url.protocol === "http:") && url.hostname !== "" && !url.username && !url.password;
 }
 
 /** The canonical form of a BCP 47 tag (`en-us` becomes `en-US`), or null when it is not one. */

@@ -17,7 +17,7 @@ const MAX_EXPIRES_IN = 365 * 24 * 3600;
 const ShareLinkSchema = z
   .object({
     token: serviceId("shr", "shr_kP3x9QeZ0aB7cD2fG4hJ6w"),
-    url: z.string().openapi({ example: "https://api.example.com/shared/shr_kP3x9QeZ0aB7cD2fG4hJ6w" }),
+    url: z.string().openapi({ example: "https://chat.example.com/s/shr_kP3x9QeZ0aB7cD2fG4hJ6w", description: "The web client's page of the snapshot; GET /shared/{token} has its JSON" }),
     createdAt: iso,
     expiresAt: iso.nullable().openapi({ description: "When the link stops working; null: never" }),
   })
@@ -132,10 +132,15 @@ const sharedRoute = createRoute({
   },
 });
 
-/** Where a token is served: PUBLIC_BASE_URL when configured, else this request's origin. */
+/**
+ * The web client's page of a token (/s/…, which reads GET /shared/… itself): on
+ * PUBLIC_BASE_URL when configured, else on the origin the entry vouches for (never the Host
+ * header a caller sends to the Node server).
+ */
 function linkFor(c: Context<AppEnv>, token: string): string {
-  const base = c.var.deps.config.PUBLIC_BASE_URL ?? new URL(c.req.url).origin;
-  return `${base.replace(/\/+$/, "")}/shared/${token}`;
+  const { config, baseUrl } = c.var.deps;
+  const base = config.PUBLIC_BASE_URL ?? baseUrl ?? `http://localhost:${config.PORT}`;
+  return `${base.replace(/\/+$/, "")}/s/${token}`;
 }
 
 const withUrl = (c: Context<AppEnv>, share: ShareView) => ({

@@ -17,6 +17,18 @@ export function initialName(identity: { name?: string; email?: string; wallet?: 
   return "New user";
 }
 
+/** http(s) only, with a host and no embedded credentials or whitespace, at most 2048 characters: safe as an <img src>. */
+export function isSafeAvatarUrl(value: string): boolean {
+  if (value.length > 2048 || /[\s\p{Cc}]/u.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === "https:" || url.protocol === "http:") && url.hostname !== "" && !url.username && !url.password;
+}
+
 /**
  * The statement that creates the caller's user row on first sight, for the front of a
  * write batch, or null when the caller came with an API key (whose user exists already).
@@ -38,6 +50,7 @@ const preparedEnsureUser = perDb((db) =>
       email: sql.placeholder("email"),
       wallet: sql.placeholder("wallet"),
       name: sql.placeholder("name"),
+      avatarUrl: sql.placeholder("avatarUrl"),
       createdAt: sql.placeholder("createdAt"),
     })
     .onConflictDoNothing()
@@ -74,6 +87,8 @@ function newUser(principal: JwtPrincipal, now: Date) {
     email: identity.email ?? null,
     wallet: identity.wallet ?? null,
     name: initialName(identity),
+    // A social login's picture seeds the avatar on first sight; the person may change it later.
+    avatarUrl: identity.picture && isSafeAvatarUrl(identity.picture) ? identity.picture : null,
     createdAt: now,
   };
 }

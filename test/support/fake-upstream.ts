@@ -20,6 +20,12 @@ export interface RecordedRequest {
   };
 }
 
+export interface RecordedTranscription {
+  headers: IncomingMessage["headers"];
+  fields: Record<string, string>;
+  file: { name: string; type: string; bytes: Uint8Array };
+}
+
 export interface FakeUpstream {
   /** OpenAI-compatible base URL, ending in /v1. */
   baseUrl: string;
@@ -36,6 +42,12 @@ export interface FakeUpstream {
   connections(): number;
   /** Called as each request arrives (tests snapshot database round trips here). */
   onRequest?: (request: RecordedRequest) => void;
+  /** What POST /v1/audio/transcriptions answers (mode "fail" makes it a 500 too). */
+  transcript: string;
+  /** When set, the transcription reply reports this duration in seconds (`usage`), as OpenAI does. */
+  transcriptionSeconds?: number;
+  /** Transcription requests received, oldest first. */
+  transcriptions: RecordedTranscription[];
   /** A failing reply carries this, to prove it never reaches the service's clients. */
   readonly secretInErrors: string;
   close(): Promise<void>;
@@ -53,6 +65,8 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     mode: "ok",
     reply: (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`,
     requests: [],
+    transcript: "water the monstera on sunday",
+    transcriptions: [],
     cancelled: () => cancelled,
     connections: () => connections,
     secretInErrors: SECRET,
@@ -60,6 +74,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
   };
 
   const server = createServer((req, res) => {
+    if (req.method === "POST" && req.url === "/v1/audio/transcriptions") return void transcribe(req, res);
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -81,6 +96,30 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"no such route"}}');
     });
   });
+
+  /** OpenAI's speech to text: multipart in, `{ text }` out. */
+  async function transcribe(req: IncomingMessage, res: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let form: FormData;
+    try {
+      const headers = { "content-type": req.headers["content-type"] ?? "" };
+      form = await new Request("http://upstream/", { method: "POST", headers, body: Buffer.concat(chunks) }).formData();
+    } catch {
+      return void res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"bad multipart"}}');
+    }
+    const file: unknown = form.get("file");
+    if (!(file instanceof File)) return void res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"no file"}}');
+    const fields = Object.fromEntries([...form.entries()].filter(([, v]) => typeof v === "string")) as Record<string, string>;
+    upstream.transcriptions.push({ headers: req.headers, fields, file: { name: file.name, type: file.type, bytes: new Uint8Array(await file.arrayBuffer()) } });
+    if (upstream.mode === "fail") {
+      res.writeHead(500, { "content-type": "application/json" });
+      return void res.end(JSON.stringify({ error: { message: `internal failure (${SECRET})`, type: "server_error" } }));
+    }
+    if (upstream.mode === "slow") return;
+    const usage = upstream.transcriptionSeconds === undefined ? {} : { usage: { type: "duration", seconds: upstream.transcriptionSeconds } };
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ text: upstream.transcript, ...usage }));
+  }
 
   function handle(request: RecordedRequest, res: ServerResponse, protocol: "openai" | "anthropic") {
     switch (upstream.mode) {

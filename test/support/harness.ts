@@ -75,7 +75,12 @@ export function countNativeReads(reader: NativeReader | undefined, count: () => 
  * provider on loopback. `env` adds or overrides configuration variables.
  */
 export async function createHarness(
-  options: { env?: Record<string, string>; clock?: Clock; workersAi?: WorkersAiBinding } = {},
+  options: {
+    /** Configuration; a function of the identity provider when it needs its addresses. */
+    env?: Record<string, string> | ((idp: IdentityProvider) => Record<string, string>);
+    clock?: Clock;
+    workersAi?: WorkersAiBinding;
+  } = {},
 ): Promise<Harness> {
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
@@ -98,7 +103,7 @@ export async function createHarness(
     AUTH_JWKS_URL: idp.jwksUrl,
     AUTH_ISSUER: idp.issuer,
     AUTH_AUDIENCE: idp.audience,
-    ...options.env,
+    ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
   // Upstream calls go through the kept-alive pool, as the Node server makes them.
   const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi, upstreamFetch: createUpstreamPool() });

@@ -8,6 +8,10 @@ export interface IdentityProvider {
   jwksUrl: string;
   /** How many times the JWKS was fetched. */
   jwksHits(): number;
+  /** How many times the OpenID discovery document was fetched. */
+  discoveryHits(): number;
+  /** Makes the discovery document answer 503 (false) or work again (true). */
+  setDiscoveryUp(up: boolean): void;
   privateKey: CryptoKey;
   publicJwk: JWK;
   /** A valid access token for `sub`, with extra claims and header/expiry tweaks. */
@@ -24,7 +28,28 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
   const kid = "test-key-1";
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: "ES256", use: "sig" };
   let hits = 0;
+  let discoveryHits = 0;
+  let discoveryUp = true;
   const server: Server = createServer((req, res) => {
+    // OpenID Connect discovery, as any provider serves it under its issuer.
+    if (req.url === "/.well-known/openid-configuration") {
+      discoveryHits++;
+      if (!discoveryUp) return void res.writeHead(503).end();
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          issuer: `${origin}/`,
+          jwks_uri: `${origin}/.well-known/jwks.json`,
+          authorization_endpoint: `${origin}/authorize`,
+          token_endpoint: `${origin}/token`,
+          response_types_supported: ["code"],
+          subject_types_supported: ["public"],
+          id_token_signing_alg_values_supported: ["ES256"],
+        }),
+      );
+      return;
+    }
     if (req.url === "/.well-known/jwks.json") {
       hits++;
       res.writeHead(200, { "content-type": "application/json" });
@@ -43,6 +68,8 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
     audience,
     jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
     jwksHits: () => hits,
+    discoveryHits: () => discoveryHits,
+    setDiscoveryUp: (up) => void (discoveryUp = up),
     privateKey,
     publicJwk,
     sign: (sub, claims = {}, options = {}) =>

@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { exportJWK, generateKeyPair } from "jose";
@@ -8,11 +11,20 @@ import { defineConfig } from "vitest/config";
 // Worker trusts its public half, the tests sign with the private half.
 const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
 
+// A tiny build of the web client in place of web/dist (which `npm run build:web` makes and a
+// fresh clone lacks), served through wrangler.toml's [assets] settings and ASSETS binding.
+const webDist = mkdtempSync(join(tmpdir(), "worker-web-dist-"));
+mkdirSync(join(webDist, "assets"));
+writeFileSync(join(webDist, "index.html"), '<!doctype html><html><head><script src="/theme.js"></script></head><body><div id="app"></div></body></html>');
+writeFileSync(join(webDist, "theme.js"), "document.documentElement.dataset.theme = 'light';");
+writeFileSync(join(webDist, "assets", "index-abc123.js"), "console.log('app');");
+
 export default defineConfig({
   plugins: [
     cloudflareTest(async ({ inject }) => ({
       wrangler: { configPath: fileURLToPath(new URL("../../wrangler.toml", import.meta.url)) },
       miniflare: {
+        assets: { directory: webDist },
         bindings: {
           AUTH_PUBLIC_KEY: JSON.stringify({ ...(await exportJWK(publicKey)), alg: "ES256" }),
           AUTH_ISSUER: "https://idp.test/",

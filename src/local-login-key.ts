@@ -1,0 +1,30 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { exportJWK, generateKeyPair } from "jose";
+import type { LocalKey } from "./local-login";
+
+/** The Node server's database when DATABASE_URL is not set. */
+export const DEFAULT_DATABASE_URL = "file:./data/local.db";
+
+/**
+ * Where the local-login key lives: beside the embedded database file (so the server, the
+ * token script and `npm run dev` agree), or in ./data for a remote database.
+ */
+export function localKeyFile(databaseUrl = DEFAULT_DATABASE_URL): string {
+  const dir = databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length)) : "./data";
+  return join(dir, "local-login-key.json");
+}
+
+export async function loadOrCreateLocalKey(file: string): Promise<LocalKey> {
+  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as LocalKey;
+  const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+  const kid = crypto.randomUUID();
+  const stored: LocalKey = {
+    kid,
+    privateJwk: { ...(await exportJWK(privateKey)), alg: "ES256", kid },
+    publicJwk: { ...(await exportJWK(publicKey)), alg: "ES256", kid },
+  };
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  return stored;
+}

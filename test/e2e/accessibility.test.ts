@@ -1,0 +1,88 @@
+import { AxeBuilder } from "@axe-core/playwright";
+import type { Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium } from "./support/chromium";
+import { logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+
+async function seriousViolations(page: Page) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+}
+
+describe.skipIf(!hasChromium)("accessibility", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterEach(() => {
+    stack.upstream.reply = (req) => `echo: ${req.body.messages.at(-1)?.content ?? ""}`;
+  });
+  afterAll(() => stack?.close());
+
+  for (const theme of ["light", "dark"] as const) {
+    it(`finds no serious or critical axe violations on login, chat and settings (${theme})`, async () => {
+      const context = await stack.newContext({ colorScheme: theme });
+      const page = await context.newPage();
+      const blocked: string[] = [];
+      page.on("console", (m) => /Content Security Policy/i.test(m.text()) && blocked.push(m.text()));
+      await page.goto("/login");
+      await page.getByLabel("Your name").waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+
+      await logInLocally(page, `rosa-${theme}`);
+      stack.upstream.reply = () => "A **Markdown** reply with `code` and a [link](https://example.test).";
+      await sendAndWait(page, "hello", "A Markdown reply");
+      expect(await seriousViolations(page)).toEqual([]);
+
+      for (const section of ["profile", "api-keys", "usage"]) {
+        await page.goto(`/settings/${section}`);
+        await page.getByRole("heading", { name: "Settings" }).waitFor();
+        await page.getByRole("link", { name: "Usage" }).waitFor();
+        await page.waitForLoadState("networkidle");
+        expect(await seriousViolations(page)).toEqual([]);
+      }
+      // Nothing the client does needs more than the strict CSP the server sends.
+      expect(blocked).toEqual([]);
+      await context.close();
+    });
+  }
+
+  it("works with the keyboard alone: log in, send, open the options of a conversation", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.goto("/login");
+    await page.getByLabel("Your name").waitFor();
+    await page.keyboard.type("sam");
+    await page.keyboard.press("Enter");
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await composer.waitFor();
+    await composer.focus();
+    await page.keyboard.type("typed without a mouse");
+    await page.keyboard.press("Enter");
+    await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "typed without a mouse" }).waitFor();
+    const options = page.getByRole("button", { name: "Options for typed without a mouse" });
+    await options.focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("menuitem", { name: "Rename" }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Rename");
+    await page.keyboard.press("Escape");
+    expect(await options.evaluate((el) => el === document.activeElement)).toBe(true);
+    await context.close();
+  });
+
+  it("turns the navigator into a drawer at phone width (375 px)", async () => {
+    const context = await stack.newContext({ width: 375, height: 740 });
+    const page = await context.newPage();
+    await logInLocally(page, "tia");
+    const newChat = page.getByRole("link", { name: "New chat" });
+    expect(await newChat.isVisible()).toBe(false);
+    await page.getByRole("button", { name: "Open conversations" }).click();
+    await newChat.waitFor({ state: "visible" });
+    await page.getByRole("button", { name: "Close conversations" }).click();
+    await newChat.waitFor({ state: "hidden" });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await context.close();
+  });
+});

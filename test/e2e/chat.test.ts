@@ -1,0 +1,211 @@
+import type { Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium } from "./support/chromium";
+import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+
+const counter = (page: Page) => page.getByRole("status", { name: /^Credits:/ });
+const creditsLeft = async (page: Page) => Number(/Credits: (\d+) of/.exec((await counter(page).getAttribute("aria-label")) ?? "")?.[1]);
+
+async function typeAndPressEnter(page: Page, text: string) {
+  const composer = page.getByRole("textbox", { name: "Message" });
+  await composer.fill(text);
+  await composer.press("Enter");
+}
+
+describe.skipIf(!hasChromium)("chatting", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ dailyCredits: 500 });
+  });
+  afterEach(() => {
+    stack.upstream.mode = "ok";
+    stack.upstream.reply = (req) => `echo: ${req.body.messages.at(-1)?.content ?? ""}`;
+  });
+  afterAll(() => stack?.close());
+
+  it("sends with Enter (Shift+Enter is a new line), renders Markdown with code blocks and counts the credit", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    const keys: string[] = [];
+    page.on("request", (r) => r.url().endsWith("/chat/send") && keys.push(r.headers()["idempotency-key"] ?? ""));
+    await logInLocally(page, "carol");
+    await eventually("the counter shows the full allowance", async () => (await creditsLeft(page)) === 500);
+
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await composer.fill("line one");
+    await composer.press("Shift+Enter");
+    await composer.pressSequentially("line two");
+    expect(await composer.inputValue()).toBe("line one\nline two");
+    expect(keys).toHaveLength(0);
+
+    stack.upstream.reply = () => "Water it **weekly**.\n\n```js\nconsole.log('drip');\n```";
+    await composer.press("Enter");
+    const reply = page.getByRole("listitem", { name: "Assistant replied" }).last();
+    await reply.getByRole("code").filter({ hasText: "console.log('drip');" }).waitFor();
+    expect(await reply.getByText("weekly").evaluate((el) => el.tagName)).toBe("STRONG");
+    await reply.getByRole("button", { name: "Copy code" }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe("console.log('drip');\n");
+    await page.getByRole("listitem", { name: "You said" }).filter({ hasText: "line one\nline two" }).waitFor();
+
+    // The first message created the conversation, and the address follows it.
+    await eventually("the URL names the new conversation", async () => /^\/c\/.+/.test(new URL(page.url()).pathname));
+    await eventually("the counter went down by one", async () => (await creditsLeft(page)) === 499);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/^[\x21-\x7e]{8,}$/);
+    await context.close();
+  });
+
+  it("streams the reply as it comes and stop refunds the message, which the counter shows", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "dave");
+    await sendAndWait(page, "warm up");
+    await eventually("one credit used", async () => (await creditsLeft(page)) === 499);
+
+    // The upstream sends its first words, then stalls: those words are on screen before the end.
+    stack.upstream.mode = "stall-mid-stream";
+    stack.upstream.reply = () => "Monsteras like bright indirect light and weekly water.";
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await composer.fill("how do I care for a monstera?");
+    await composer.press("Enter");
+    await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "Monsteras like" }).waitFor();
+    const stop = page.getByRole("button", { name: "Stop" });
+    expect(await stop.isVisible()).toBe(true);
+    await eventually("the held credit shows", async () => (await creditsLeft(page)) === 498);
+
+    await stop.click();
+    await page.getByText("Stopped. This reply was not saved and its credits were refunded.").waitFor();
+    await eventually("the refund shows in the counter", async () => (await creditsLeft(page)) === 499);
+    await context.close();
+  });
+
+  it("says in words when the model fails, charges nothing, and retries on request", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "erin");
+    await eventually("full allowance", async () => (await creditsLeft(page)) === 500);
+    stack.upstream.mode = "fail";
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await composer.fill("are you there?");
+    await composer.press("Enter");
+    await page.getByRole("alert").filter({ hasText: "The model failed to answer. Nothing was charged." }).waitFor();
+    expect(await composer.inputValue()).toBe("are you there?");
+    expect(await creditsLeft(page)).toBe(500);
+
+    stack.upstream.mode = "ok";
+    await page.getByRole("button", { name: "Retry" }).click();
+    await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "echo: are you there?" }).waitFor();
+    await eventually("charged once", async () => (await creditsLeft(page)) === 499);
+    await context.close();
+  });
+
+  it("says a model is not configured (503) and charges nothing", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "ezra");
+    // The default model chosen on another device is one this server has no provider for.
+    await page.evaluate(() =>
+      fetch("/me", {
+        method: "PATCH",
+        headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ preferences: { defaultModel: "gpt-4o" } }),
+      }),
+    );
+    await page.reload();
+    await expect.poll(() => page.getByRole("combobox", { name: "Model" }).inputValue()).toBe("gpt-4o");
+    await eventually("the counter shows the full allowance", async () => (await creditsLeft(page)) === 500);
+    await typeAndPressEnter(page, "hello?");
+    await page.getByRole("alert").filter({ hasText: /not available right now: .*not configured/ }).waitFor();
+    expect(await creditsLeft(page)).toBe(500);
+    await context.close();
+  });
+
+  it("lists the models with speed, price and availability, saying why one is unavailable", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "fay");
+    const picker = page.getByRole("combobox", { name: "Model" });
+    await page.getByText(/credits? a message/).waitFor(); // the list has arrived
+    const options = await picker.getByRole("option").allTextContents();
+    expect(options.some((o) => /fast|medium|slow/.test(o) && /\d+ cr/.test(o))).toBe(true);
+    expect(options.some((o) => o.includes("unavailable: provider not configured"))).toBe(true);
+    await context.close();
+  });
+
+  it("runs nothing from a reply carrying HTML and a javascript: link", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    const dialogs: string[] = [];
+    page.on("dialog", (d) => (dialogs.push(d.message()), void d.dismiss()));
+    await logInLocally(page, "gus");
+    const attack =
+      'Look: <img src=x onerror="window.__pwned=1;alert(1)"> <script>window.__pwned=2</script> ' +
+      "[click me](javascript:window.__pwned=3) <a href=\"javascript:window.__pwned=4\">or me</a>";
+    stack.upstream.reply = () => attack;
+    await sendAndWait(page, "say something nasty", "Look:");
+    const reply = page.getByRole("listitem", { name: "Assistant replied" }).last();
+    await reply.getByText("click me").click();
+    await reply.getByText("or me").click();
+    const hrefs = await reply.getByRole("link").evaluateAll((links) => links.map((a) => a.getAttribute("href")));
+    expect(hrefs.some((h) => h?.startsWith("javascript:"))).toBe(false);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(dialogs).toEqual([]);
+    // The shared page renders the same text through the same sanitiser.
+    await context.close();
+  });
+});
+
+describe.skipIf(!hasChromium)("running out of credits", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ dailyCredits: 3 });
+  });
+  afterAll(() => stack?.close());
+
+  it("says when credits return on a 402, then disables the composer with the reason", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "hana");
+    await sendAndWait(page, "one");
+    await eventually("2 left", async () => (await creditsLeft(page)) === 2);
+
+    // Another device spends the rest; this page still believes 2 are left.
+    await page.evaluate(async () => {
+      const token = localStorage.getItem("auth.token");
+      for (const message of ["two", "three"]) {
+        await fetch("/chat/send", {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ message }),
+        });
+      }
+    });
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await composer.fill("four");
+    await composer.press("Enter");
+    await page.getByRole("alert").filter({ hasText: /Credits come back in \d/ }).waitFor();
+
+    await page.getByText(/You have used all 3 credits for today\. They come back in \d/).waitFor();
+    expect(await composer.isDisabled()).toBe(true);
+    expect(await creditsLeft(page)).toBe(0);
+    await context.close();
+  });
+
+  it("asks for the new day's allowance by itself at 00:00 UTC, without a reload", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.clock.install();
+    await logInLocally(page, "ivan");
+    await eventually("the counter is there", async () => (await counter(page).count()) === 1);
+    const asked: string[] = [];
+    page.on("request", (r) => new URL(r.url()).pathname === "/credits" && asked.push(r.url()));
+    const msToMidnight = (await page.evaluate(() => {
+      const now = new Date();
+      return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime();
+    })) as number;
+    // The browser's clock (only) jumps past midnight: the client must ask the server again.
+    await page.clock.fastForward(msToMidnight + 2000);
+    await eventually("GET /credits asked again after the reset", async () => asked.length > 0);
+    await context.close();
+  });
+});

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium } from "./support/chromium";
+import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+
+describe.skipIf(!hasChromium)("settings", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack?.close());
+
+  it("keeps the dark theme across a reload, from the first paint, and on another device of the same user", async () => {
+    const context = await stack.newContext({ colorScheme: "light" });
+    const page = await context.newPage();
+    await logInLocally(page, "mia");
+    await page.goto("/settings/profile");
+    const saved = page.waitForResponse((r) => r.url().endsWith("/me") && r.request().method() === "PATCH");
+    await page.getByRole("radio", { name: "Dark" }).check();
+    expect((await saved).status()).toBe(200);
+    await eventually("dark applied", async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === "dark");
+
+    // Before any script of the app runs, /theme.js has already applied it.
+    const atFirstPaint: string[] = [];
+    await page.exposeFunction("recordTheme", (t: string) => void atFirstPaint.push(t));
+    await page.addInitScript(() =>
+      document.addEventListener("DOMContentLoaded", () =>
+        (window as unknown as { recordTheme: (t: string) => void }).recordTheme(document.documentElement.dataset.theme ?? "none"),
+      ),
+    );
+    await page.reload();
+    await page.getByRole("radio", { name: "Dark" }).waitFor();
+    expect(atFirstPaint[0]).toBe("dark");
+    expect(await page.getByRole("radio", { name: "Dark" }).isChecked()).toBe(true);
+
+    // Another browser profile, same person: the preference comes from the profile.
+    const other = await stack.newContext({ colorScheme: "light" });
+    const second = await other.newPage();
+    await logInLocally(second, "mia");
+    await eventually("dark on the second device", async () => (await second.evaluate(() => document.documentElement.dataset.theme)) === "dark");
+
+    await page.getByRole("radio", { name: "Auto (system)" }).check();
+    await eventually("auto follows the light system", async () => (await page.evaluate(() => document.documentElement.dataset.theme)) === "light");
+    await other.close();
+    await context.close();
+  });
+
+  it("shows a new API key once with a copy button, then only its prefix; revoking asks first", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "noor");
+    await page.goto("/settings/api-keys");
+    await page.getByRole("textbox", { name: "Key name" }).fill("laptop script");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = page.getByRole("textbox", { name: "New API key" });
+    await key.waitFor();
+    const secret = await key.inputValue();
+    expect(secret).toMatch(/^sk_/);
+    await page.getByText("this key won't be shown again").waitFor();
+    await page.getByRole("button", { name: "Copy key" }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+
+    const row = page.getByRole("row", { name: /laptop script/ });
+    await row.waitFor();
+    const prefix = (await row.getByRole("cell").nth(1).textContent())!.replace("…", "");
+    expect(secret.startsWith(prefix)).toBe(true);
+    expect(prefix.length).toBeLessThan(secret.length);
+
+    await page.reload();
+    await page.getByRole("row", { name: /laptop script/ }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+
+    await page.getByRole("button", { name: "Revoke laptop script" }).click();
+    await page.getByRole("dialog", { name: "Revoke this key?" }).getByRole("button", { name: "Revoke key" }).click();
+    await eventually("the key is gone", async () => (await page.getByRole("row", { name: /laptop script/ }).count()) === 0);
+    await context.close();
+  });
+
+  it("charts today's use among the last 30 days and lists each message", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "omar");
+    for (const text of ["one", "two", "three"]) await sendAndWait(page, text);
+    await page.goto("/settings/usage");
+    const today = new Date().toISOString().slice(0, 10);
+    const chart = page.getByRole("list", { name: "Credits used per day" });
+    await chart.getByRole("listitem", { name: `${today}: 3 credits` }).waitFor();
+    expect(await chart.getByRole("listitem").count()).toBe(30);
+    expect(await chart.getByRole("listitem", { name: /: 0 credits$/ }).count()).toBe(29);
+    await page.getByText("3 credits in total.").waitFor();
+    const history = page.getByRole("table").filter({ hasText: "Model" });
+    await eventually("three messages listed", async () => (await history.getByRole("row").count()) === 4);
+    await context.close();
+  });
+
+  it("saves the name, and shows the microphone only while voice input is on", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "pia");
+    await page.goto("/settings/profile");
+    await page.getByRole("textbox", { name: "Name" }).fill("Pia Plantlover");
+    await page.getByRole("button", { name: "Save profile" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+
+    const voice = page.getByRole("checkbox", { name: /Voice input/ });
+    await voice.check();
+    await page.getByRole("link", { name: "New chat" }).click();
+    await page.getByRole("button", { name: "Dictate a message" }).waitFor();
+    await page.getByRole("link", { name: /Pia Plantlover/ }).waitFor();
+
+    await page.goto("/settings/profile");
+    await voice.uncheck();
+    await eventually("saved", async () => !(await voice.isChecked()));
+    await page.getByRole("link", { name: "New chat" }).click();
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    expect(await page.getByRole("button", { name: "Dictate a message" }).count()).toBe(0);
+    await page.reload();
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    await page.getByRole("link", { name: /Pia Plantlover/ }).waitFor();
+    expect(await page.getByRole("button", { name: "Dictate a message" }).count()).toBe(0);
+    await context.close();
+  });
+});

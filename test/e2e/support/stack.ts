@@ -1,0 +1,115 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream";
+import { startServerProcess, type ServerProcess } from "../../support/server-process";
+import { chromiumPath } from "./chromium";
+import type { OidcProvider } from "./oidc-provider";
+
+
+let wav: string | undefined;
+/** A spoken sentence for Chromium's fake microphone, made with espeak-ng. */
+function speechWav(): string | undefined {
+  if (wav) return wav;
+  const file = join(mkdtempSync(join(tmpdir(), "e2e-voice-")), "speech.wav");
+  try {
+    execFileSync("espeak-ng", ["-w", file, "water the monstera every week"]);
+    wav = file;
+  } catch {
+    return undefined;
+  }
+  return wav;
+}
+
+export interface Stack {
+  /** The app's origin, e.g. http://localhost:41234. */
+  url: string;
+  upstream: FakeUpstream;
+  server: ServerProcess;
+  oidc?: OidcProvider;
+  browser: Browser;
+  /** A fresh browser profile (no storage) whose requests stay on loopback. */
+  newContext(options?: { width?: number; height?: number; colorScheme?: "light" | "dark" }): Promise<BrowserContext>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real Node server as a child process over a fresh libSQL file, the loopback upstream
+ * (chat and transcription), optionally a real OpenID provider, and headless Chromium.
+ */
+export async function startStack(
+  options: { dailyCredits?: number; oidc?: boolean; transcription?: boolean; env?: Record<string, string> } = {},
+): Promise<Stack> {
+  const upstream = await startFakeUpstream();
+  // Imported only when wanted: the package warns about the Node version as it loads.
+  const oidc = options.oidc ? await (await import("./oidc-provider")).startOidcProvider() : undefined;
+  const server = await startServerProcess({
+    SVC_MODEL_BASE_URL: upstream.baseUrl,
+    ...(options.transcription === false ? {} : { STT_BASE_URL: upstream.baseUrl }),
+    DAILY_CREDITS: String(options.dailyCredits ?? 500),
+    RATE_LIMIT_PER_MINUTE: "0",
+    ...(oidc ? { AUTH_OIDC_ISSUER: oidc.issuer, AUTH_OIDC_CLIENT_ID: oidc.clientId, AUTH_OIDC_AUDIENCE: oidc.audience } : {}),
+    ...options.env,
+  });
+  oidc?.configure(server.url);
+  const audio = speechWav();
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+      ...(audio ? [`--use-file-for-fake-audio-capture=${audio}`] : []),
+    ],
+  });
+  return {
+    url: server.url,
+    upstream,
+    server,
+    oidc,
+    browser,
+    async newContext({ width = 1280, height = 800, colorScheme = "light" } = {}) {
+      const context = await browser.newContext({ baseURL: server.url, viewport: { width, height }, colorScheme });
+      // Nothing leaves the machine (the provider's login page asks for a web font).
+      await context.route(/^https?:\/\/(?!127\.0\.0\.1|localhost)/, (route) => route.abort());
+      await context.grantPermissions(["microphone", "clipboard-read", "clipboard-write"], { origin: server.url });
+      return context;
+    },
+    async close() {
+      await browser.close();
+      await server.close();
+      await oidc?.close();
+      await upstream.close();
+    },
+  };
+}
+
+/** Logs in on the local login screen with a name, and waits for the chat. */
+export async function logInLocally(page: Page, name: string) {
+  await page.goto("/");
+  await page.getByLabel("Your name").fill(name);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("textbox", { name: "Message" }).waitFor();
+}
+
+/** Sends a message from the composer with Enter and waits until `reply` is on screen and done. */
+export async function sendAndWait(page: Page, text: string, reply = `echo: ${text}`) {
+  const composer = page.getByRole("textbox", { name: "Message" });
+  await composer.fill(text);
+  await composer.press("Enter");
+  await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: reply }).last().waitFor();
+  await page.getByRole("button", { name: "Send" }).waitFor();
+}
+
+/** Polls until `check` returns true (the browser updates asynchronously); fails with `what`. */
+export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > until) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

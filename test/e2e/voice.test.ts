@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hasChromium } from "./support/chromium";
+import type { Page } from "playwright-core";
+import { logInLocally, startStack, type Stack } from "./support/stack";
+
+/** Voice input is a profile preference, off for a new user. */
+async function voiceOn(page: Page) {
+  await page.goto("/settings/profile");
+  await page.getByRole("checkbox", { name: /Voice input/ }).check();
+  await page.getByRole("link", { name: "New chat" }).click();
+  await page.getByRole("button", { name: "Send" }).waitFor();
+}
+
+describe.skipIf(!hasChromium)("voice input with a speech-to-text provider", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack?.close());
+
+  it("records the microphone, transcribes it on the server and leaves the text in the composer for review", async () => {
+    stack.upstream.transcript = "water the monstera every week";
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "uma");
+    await page.goto("/settings/profile");
+    await page.getByRole("checkbox", { name: /Voice input/ }).check();
+    await page.getByRole("link", { name: "New chat" }).click();
+    await page.getByRole("button", { name: "Dictate a message" }).click();
+    const stop = page.getByRole("button", { name: "Stop dictation" });
+    await stop.waitFor();
+    // Let Chromium's fake microphone (fed the espeak-ng WAV) play into the recording a while.
+    await page.waitForTimeout(1500);
+    await stop.click();
+
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await expect.poll(() => composer.inputValue(), { timeout: 15_000 }).toBe("water the monstera every week");
+    // For review: nothing was sent.
+    expect(await page.getByRole("listitem", { name: "You said" }).count()).toBe(0);
+    const recording = stack.upstream.transcriptions.at(-1);
+    expect(recording?.file.type).toMatch(/^audio\//);
+    expect(recording?.file.bytes.length).toBeGreaterThan(1000);
+    await context.close();
+  });
+});
+
+describe.skipIf(!hasChromium)("voice input without a provider", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ transcription: false });
+  });
+  afterAll(() => stack?.close());
+
+  it("hides the microphone where the browser has no speech recognition of its own either", async () => {
+    const context = await stack.newContext();
+    await context.addInitScript(() => {
+      delete (window as unknown as Record<string, unknown>).webkitSpeechRecognition;
+      delete (window as unknown as Record<string, unknown>).SpeechRecognition;
+    });
+    const page = await context.newPage();
+    await logInLocally(page, "vic");
+    await voiceOn(page);
+    await page.getByRole("button", { name: "Send" }).waitFor();
+    expect(await page.getByRole("button", { name: "Dictate a message" }).count()).toBe(0);
+    await context.close();
+  });
+
+  it("falls back to the browser's own speech recognition where it exists", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "wes");
+    await voiceOn(page);
+    expect(await page.evaluate(() => "webkitSpeechRecognition" in window || "SpeechRecognition" in window)).toBe(true);
+    await page.getByRole("button", { name: "Dictate a message" }).waitFor();
+    await context.close();
+  });
+});

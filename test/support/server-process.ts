@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface ServerProcess {
+  /** Where it listens, as it logged it (http://localhost:<port>). */
+  url: string;
+  /** What it wrote to stdout and stderr so far. */
+  output(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * The real Node entry (`tsx src/server.ts`) as a child process on a port the system picks,
+ * over a fresh libSQL file in a temporary folder (which also holds its local-login key).
+ * `env` adds variables; the parent's AUTH_* and PUBLIC_BASE_URL are not inherited.
+ */
+export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+  const dir = mkdtempSync(join(tmpdir(), "plant-chat-server-"));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(AUTH_|PUBLIC_BASE_URL|NODE_ENV|WEB_DIST_DIR|STT_|PORT$|DATABASE_)/.test(k)),
+  );
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    env: { ...inherited, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "db")}`, LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"msg":"listening","url":"(http:\/\/localhost:\d+)"/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`the server exited with ${code} before listening:\n${output}`)));
+  });
+  return {
+    url,
+    output: () => output,
+    async close() {
+      if (child.exitCode === null) {
+        await new Promise<void>((resolve) => {
+          child.once("exit", () => resolve());
+          child.kill("SIGTERM");
+        });
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs the real Node entry expecting it to refuse to start; resolves with its exit code and output. */
+export function failedStart(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "plant-chat-server-"));
+  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+    env: { PATH: process.env.PATH, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "db")}`, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const onData = (c: Buffer) => {
+    output += c.toString();
+    // It started after all: stop it, and let the caller's assertion on the code fail.
+    if (output.includes('"msg":"listening"')) child.kill("SIGTERM");
+  };
+  child.stdout.on("data", onData);
+  child.stderr.on("data", onData);
+  return new Promise((resolve) => {
+    child.once("exit", (code) => {
+      rmSync(dir, { recursive: true, force: true });
+      resolve({ code, output });
+    });
+  });
+}

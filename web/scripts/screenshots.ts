@@ -1,0 +1,149 @@
+// npm run screenshots: the main screens, light and dark, into docs/screenshots/, taken in
+// headless Chromium against the real server with a little seeded data.
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createClient } from "@libsql/client";
+import { chromium, type Page } from "playwright-core";
+import { chromiumPath, hasChromium } from "../../test/e2e/support/chromium";
+import { startFakeUpstream } from "../../test/support/fake-upstream";
+import { startServerProcess } from "../../test/support/server-process";
+import { buildWebIfNeeded } from "./build-if-needed";
+
+const out = resolve(import.meta.dirname, "../../docs/screenshots");
+
+const REPLY = `Here is a simple routine for a **Monstera deliciosa**:
+
+1. **Check the soil**: water when the top 5 cm are dry.
+2. **Water thoroughly** until it drains from the bottom, then empty the saucer.
+3. **Ease off in winter**: every two to three weeks is enough.
+
+A tiny reminder script:
+
+\`\`\`python
+from datetime import date, timedelta
+
+last_watered = date(2026, 11, 16)
+print("Next watering:", last_watered + timedelta(days=7))
+\`\`\`
+
+> Yellow leaves usually mean *too much* water, not too little.`;
+
+async function main() {
+  if (!hasChromium) throw new Error(`no Chromium at ${chromiumPath}: apt-get install chromium`);
+  buildWebIfNeeded();
+  mkdirSync(out, { recursive: true });
+  const dbFile = join(mkdtempSync(join(tmpdir(), "screenshots-")), "db");
+  const upstream = await startFakeUpstream({ record: false });
+  upstream.reply = (req) => (req.body.messages.at(-1)?.content.includes("monstera") ? REPLY : "Sure: bright, indirect light and a well-draining mix.");
+  const server = await startServerProcess({ SVC_MODEL_BASE_URL: upstream.baseUrl, STT_BASE_URL: upstream.baseUrl, DATABASE_URL: `file:${dbFile}`, RATE_LIMIT_PER_MINUTE: "0" });
+  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox"] });
+  try {
+    // Seed: a few conversations, two groups, an API key, and some past days of use.
+    const { token } = (await (
+      await fetch(`${server.url}/auth/local`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"name":"Alice"}' })
+    ).json()) as { token: string };
+    const call = (path: string, body?: unknown, method = "POST") =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then((r) => (r.status === 204 ? null : r.json()));
+    await call("/me", { preferences: { voiceInput: true } }, "PATCH");
+    const houseplants = (await call("/groups", { name: "Houseplants" })) as { id: string };
+    await call("/groups", { name: "Garden" });
+    for (const [message, group] of [
+      ["Which succulents survive a north-facing window?", houseplants.id],
+      ["Best soil mix for a fiddle leaf fig", houseplants.id],
+      ["Planning a herb garden on a balcony", null],
+      ["Why are my tomato leaves curling?", null],
+      ["Repotting a snake plant: when and how", null],
+      ["Orchid care after the flowers drop", null],
+    ] as const) {
+      const reply = (await call("/chat/send", { message })) as { contextId: string };
+      if (group) await call(`/contexts/${reply.contextId}`, { groupId: group }, "PATCH");
+    }
+    await call("/keys", { name: "laptop script" });
+    await call("/keys", { name: "home automation" });
+    const me = (await call("/me", undefined, "GET")) as { id: string };
+    const db = createClient({ url: `file:${dbFile}` });
+    const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+    for (let d = 1; d < 30; d++) {
+      const day = new Date(today - d * 86_400_000).toISOString().slice(0, 10);
+      const used = Math.round(40 + 35 * Math.sin(d / 3) + (d % 7) * 6);
+      if (d % 9 !== 4) await db.execute({ sql: "INSERT INTO credit_days (user_id, day, used) VALUES (?, ?, ?)", args: [me.id, day, used] });
+    }
+    db.close();
+
+    for (const theme of ["light", "dark"] as const) {
+      const shoot = (page: Page, name: string) => page.screenshot({ path: join(out, `${name}-${theme}.png`) });
+      const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, colorScheme: theme, deviceScaleFactor: 1, reducedMotion: "reduce" });
+      const page = await context.newPage();
+      await page.goto("/login");
+      await page.getByLabel("Your name").waitFor();
+      await shoot(page, "login");
+      await page.getByLabel("Your name").fill("Alice");
+      await page.getByRole("button", { name: "Log in" }).click();
+      const composer = page.getByRole("textbox", { name: "Message" });
+      await composer.waitFor();
+      await composer.fill("How often should I water my monstera?");
+      await composer.press("Enter");
+      await page.getByText("Yellow leaves usually mean").waitFor();
+      await page.getByRole("button", { name: /Houseplants/ }).click();
+      await page.getByRole("link", { name: "Best soil mix for a fiddle leaf fig" }).waitFor();
+      await page.mouse.move(900, 400);
+      await shoot(page, "chat");
+
+      await page.getByRole("searchbox", { name: "Search conversations" }).pressSequentially("soil");
+      await page.getByRole("list", { name: "Search results" }).getByRole("link").first().waitFor();
+      await page.getByRole("button", { name: "Options for How often should I water my monstera?" }).count();
+      await shoot(page, "navigator-search");
+      await page.getByRole("searchbox", { name: "Search conversations" }).fill("");
+
+      // The public page of a shared conversation, as a stranger sees it.
+      const contextId = new URL(page.url()).pathname.split("/").pop()!;
+      const share = (await call(`/contexts/${contextId}/share`, {})) as { url: string };
+      const stranger = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: theme });
+      const sharedPage = await stranger.newPage();
+      await sharedPage.goto(share.url);
+      await sharedPage.getByText("Yellow leaves usually mean").waitFor();
+      await sharedPage.screenshot({ path: join(out, `share-page-${theme}.png`) });
+      await stranger.close();
+
+      await page.goto("/settings/profile");
+      await page.getByRole("textbox", { name: "Name" }).waitFor();
+      await shoot(page, "settings-profile");
+      await page.goto("/settings/api-keys");
+      await page.getByRole("row", { name: /home automation/ }).waitFor();
+      await shoot(page, "settings-api-keys");
+      await page.goto("/settings/usage");
+      await page.getByRole("list", { name: "Credits used per day" }).waitFor();
+      await page.getByRole("row").nth(2).waitFor();
+      await shoot(page, "settings-usage");
+
+      const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 375, height: 740 }, colorScheme: theme, reducedMotion: "reduce", storageState: await context.storageState() });
+      const mobile = await phone.newPage();
+      await mobile.goto("/");
+      await mobile.getByRole("button", { name: "Open conversations" }).click();
+      await mobile.getByRole("link", { name: "Planning a herb garden on a balcony" }).waitFor();
+      await mobile.waitForTimeout(300); // the drawer's slide-in
+      await mobile.screenshot({ path: join(out, `phone-navigator-${theme}.png`) });
+      await mobile.getByRole("link", { name: /How often should I water/ }).first().click();
+      await mobile.getByText("Yellow leaves usually mean").waitFor();
+      await mobile.waitForTimeout(300);
+      await mobile.screenshot({ path: join(out, `phone-chat-${theme}.png`) });
+      await phone.close();
+      await context.close();
+    }
+    console.log(`screenshots written to ${out}`);
+  } finally {
+    await browser.close();
+    await server.close();
+    await upstream.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,292 @@
+import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { useLocation, useSearch } from "wouter-preact";
+import { ApiError, api, must } from "../api/client";
+import { useProfile } from "../settings/profile-query";
+import { Icon } from "../ui/icons";
+import { formatDuration } from "../ui/time";
+import { useNow } from "../ui/use-now";
+import { creditsKey, updateCredits, useCredits } from "./credits";
+import { readDraft, writeDraft } from "./draft";
+import { MessageList, type ShownMessage } from "./message-list";
+import { ModelPicker, useModels } from "./model-picker";
+import { sendMessage } from "./send-message";
+import { VoiceButton } from "./voice-button";
+
+interface Pending {
+  user: string;
+  assistant: string;
+  state: "streaming" | "stopped" | "failed" | "done";
+  contextId: string | undefined;
+}
+
+type Failure =
+  | { kind: "credits"; message: string }
+  | { kind: "retry"; message: string; text: string; key: string | null }
+  | { kind: "plain"; message: string };
+
+export const contextKey = (id: string) => ["context", id] as const;
+
+/** A conversation (or a new one at `/`): messages, the composer, the model picker. */
+export function ChatScreen({ contextId }: { contextId: string | undefined }) {
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const focusId = new URLSearchParams(useSearch()).get("m");
+  const profile = useProfile();
+  const models = useModels();
+  const credits = useCredits();
+
+  // Newest messages first, a page at a time going back (`before`); refetching after a send
+  // walks the pages again from the newest, so none is skipped or shown twice.
+  const context = useInfiniteQuery({
+    queryKey: contextKey(contextId ?? ""),
+    queryFn: ({ pageParam }) =>
+      must(
+        api.GET("/contexts/{id}", {
+          params: { path: { id: contextId! }, query: { limit: 200, ...(pageParam ? { before: pageParam } : {}) } },
+        }),
+      ),
+    initialPageParam: null as string | null,
+    getNextPageParam: (page) => page.nextBefore,
+    enabled: !!contextId,
+  });
+  const conversation = context.data?.pages[0];
+  const loaded = context.data ? [...context.data.pages].reverse().flatMap((p) => p.messages) : [];
+
+  const [text, setText] = useState(() => readDraft(contextId));
+  const [model, setModel] = useState<string | null>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [failure, setFailure] = useState<Failure | null>(null);
+  const [voiceError, setVoiceError] = useState<string | null>(null);
+  const abort = useRef<AbortController | null>(null);
+  const ownNavigation = useRef<string | null>(null);
+  const input = useRef<HTMLTextAreaElement>(null);
+
+  // Another conversation was opened: stop what streams here and show that one's draft.
+  useEffect(() => {
+    if (ownNavigation.current === contextId) {
+      ownNavigation.current = null;
+      return;
+    }
+    abort.current?.abort();
+    setPending(null);
+    setFailure(null);
+    setText(readDraft(contextId));
+    input.current?.focus();
+  }, [contextId]);
+
+  // A search hit further back than what is loaded: go back page by page until it is there.
+  useEffect(() => {
+    if (!focusId || !context.data || loaded.some((m) => m.id === focusId)) return;
+    if (context.hasNextPage && !context.isFetchingNextPage) void context.fetchNextPage();
+  }, [focusId, context.data, context.hasNextPage, context.isFetchingNextPage]);
+
+  const defaultModel = profile.data?.preferences.defaultModel ?? models.data?.find((m) => m.default)?.id ?? "svc-70b";
+  const lastModel = loaded.findLast((m) => m.role === "assistant")?.model;
+  const chosen = model ?? lastModel ?? defaultModel;
+  const outOfCredits = credits.data?.remaining === 0;
+  const streaming = pending?.state === "streaming";
+
+  function edit(value: string) {
+    setText(value);
+    writeDraft(contextId, value);
+  }
+
+  async function send(message: string, retryKey: string | null = null) {
+    if (!message.trim() || streaming || outOfCredits) return;
+    const idempotencyKey = retryKey ?? crypto.randomUUID();
+    const controller = new AbortController();
+    abort.current = controller;
+    const sentFrom = contextId;
+    setFailure(null);
+    setPending({ user: message, assistant: "", state: "streaming", contextId: sentFrom });
+    edit("");
+    try {
+      const done = await sendMessage(
+        { message, model: chosen, ...(sentFrom ? { contextId: sentFrom } : {}) },
+        {
+          idempotencyKey,
+          signal: controller.signal,
+          onDelta: (delta) => setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p)),
+        },
+      );
+      updateCredits(client, done.credits);
+      void client.invalidateQueries({ queryKey: ["contexts"] });
+      if (!sentFrom) {
+        ownNavigation.current = done.contextId;
+        navigate(`/c/${done.contextId}`);
+      }
+      await client.refetchQueries({ queryKey: contextKey(done.contextId) });
+      setPending((p) => (p && p.state === "streaming" ? null : p));
+    } catch (err) {
+      if (controller.signal.aborted) {
+        setPending((p) => (p ? { ...p, state: "stopped" } : p));
+        // The server refunds a message whose reader went away; show the counter it leaves.
+        setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), 300);
+        setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), 1500);
+        return;
+      }
+      // Nothing is lost: the message goes back into the composer (and its saved draft).
+      writeDraft(sentFrom, message);
+      setText(message);
+      setPending(null);
+      const status = err instanceof ApiError ? err.status : 0;
+      const reason = err instanceof Error ? err.message : String(err);
+      if (status === 401) return;
+      if (status === 402) {
+        void client.invalidateQueries({ queryKey: creditsKey });
+        setFailure({ kind: "credits", message: reason });
+      } else if (status === 503) {
+        setFailure({ kind: "plain", message: `This model is not available right now: ${reason}. Pick another model.` });
+      } else if (status === 502 || status === 504 || status === 0) {
+        const what = status === 504 ? "The model took too long to answer" : status === 0 ? "The connection failed" : "The model failed to answer";
+        // A network failure may have reached the server: retrying with the same key cannot charge twice.
+        setFailure({ kind: "retry", message: `${what}. Nothing was charged.`, text: message, key: status === 0 ? idempotencyKey : null });
+      } else {
+        setFailure({ kind: "plain", message: reason });
+      }
+    }
+  }
+
+  const shown: ShownMessage[] = contextId ? [...loaded] : [];
+  if (pending && pending.contextId === contextId) {
+    shown.push({ id: "pending-user", role: "user", content: pending.user });
+    shown.push({
+      id: "pending-reply",
+      role: "assistant",
+      content: pending.assistant,
+      streaming: pending.state === "streaming",
+      note: pending.state === "stopped" ? "Stopped. This reply was not saved and its credits were refunded." : undefined,
+    });
+  }
+
+  const resetAt = credits.data?.resetAt;
+  const disabledReason = outOfCredits ? (
+    <>
+      You have used all {credits.data?.allowance} credits for today. They come back in <Countdown to={resetAt} /> (00:00 UTC).
+    </>
+  ) : null;
+  const voiceOn = profile.data?.preferences.voiceInput !== false;
+
+  return (
+    <section class="chat" aria-label={conversation?.name ?? "New chat"}>
+      {contextId && context.isError && (
+        <p role="alert" class="error banner">
+          {context.error instanceof ApiError && context.error.status === 404
+            ? "This conversation does not exist, or it was deleted."
+            : context.error.message}
+        </p>
+      )}
+      <MessageList
+        before={
+          context.hasNextPage ? (
+            <button type="button" class="button small" onClick={() => void context.fetchNextPage()} disabled={context.isFetchingNextPage}>
+              Show earlier messages
+            </button>
+          ) : null
+        }
+        messages={shown}
+        focusId={focusId}
+        empty={
+          contextId ? null : (
+            <div class="welcome">
+              <h1>What can I help with?</h1>
+              <p class="muted">Your conversations are saved and searchable from the sidebar.</p>
+            </div>
+          )
+        }
+      />
+      <div class="composer-area">
+        {failure && (
+          <div role="alert" class="error banner">
+            {failure.kind === "credits" ? (
+              <span>
+                {failure.message} Credits come back in <Countdown to={resetAt} />.
+              </span>
+            ) : (
+              <span>{failure.message}</span>
+            )}
+            {failure.kind === "retry" && (
+              <button type="button" class="button small" onClick={() => void send(failure.text, failure.key)}>
+                Retry
+              </button>
+            )}
+          </div>
+        )}
+        {voiceError && (
+          <p role="alert" class="error banner">
+            {voiceError}
+          </p>
+        )}
+        {disabledReason && (
+          <p class="notice banner" role="status" id="composer-reason">
+            {disabledReason}
+          </p>
+        )}
+        <form
+          class="composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send(text);
+          }}
+        >
+          <label class="visually-hidden" for="composer-input">
+            Message
+          </label>
+          <textarea
+            id="composer-input"
+            ref={input}
+            rows={1}
+            placeholder={disabledReason ? "Out of credits until 00:00 UTC" : "Message the assistant"}
+            value={text}
+            disabled={outOfCredits}
+            aria-describedby={disabledReason ? "composer-reason" : undefined}
+            onInput={(e) => {
+              edit(e.currentTarget.value);
+              e.currentTarget.style.height = "auto";
+              e.currentTarget.style.height = `${Math.min(e.currentTarget.scrollHeight, 240)}px`;
+            }}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                void send(text);
+              }
+            }}
+          />
+          <div class="composer-bar">
+            <ModelPicker value={chosen} onChange={setModel} />
+            <div class="composer-actions">
+              {voiceOn && !outOfCredits && (
+                <VoiceButton
+                  language={profile.data?.preferences.language ?? ""}
+                  onError={(m) => setVoiceError(m)}
+                  onTranscript={(t) => {
+                    setVoiceError(null);
+                    edit(text ? `${text} ${t}` : t);
+                    input.current?.focus();
+                  }}
+                />
+              )}
+              {streaming ? (
+                <button type="button" class="icon-button primary" aria-label="Stop" onClick={() => abort.current?.abort()}>
+                  <Icon name="stop" />
+                </button>
+              ) : (
+                <button type="submit" class="icon-button primary" aria-label="Send" disabled={outOfCredits || !text.trim()}>
+                  <Icon name="send" />
+                </button>
+              )}
+            </div>
+          </div>
+        </form>
+        <p class="fineprint">Enter sends, Shift+Enter adds a line. Replies come from language models and can be wrong.</p>
+      </div>
+    </section>
+  );
+}
+
+/** Ticks by itself, so the rest of the chat does not re-render every second. */
+function Countdown({ to }: { to: string | undefined }) {
+  const now = useNow(1000);
+  return <>{to ? formatDuration(new Date(to).getTime() - now) : ""}</>;
+}

@@ -1,0 +1,30 @@
+import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useEffect } from "preact/hooks";
+import { api, must, type Credits } from "../api/client";
+
+export const creditsKey = ["credits"] as const;
+
+export function useCredits() {
+  const client = useQueryClient();
+  const query = useQuery({ queryKey: creditsKey, queryFn: () => must(api.GET("/credits")) });
+  // At 00:00 UTC the allowance comes back: ask again then, without a reload.
+  const resetAt = query.data?.resetAt;
+  useEffect(() => {
+    if (!resetAt) return;
+    const wait = new Date(resetAt).getTime() - Date.now() + 500;
+    const timer = setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), Math.max(wait, 500));
+    return () => clearTimeout(timer);
+  }, [resetAt, client]);
+  return query;
+}
+
+/** Applies what a reply said about credits (headers or the stream's done event) with no request. */
+export function updateCredits(client: QueryClient, update: Partial<Credits> & { remaining: number; resetAt: string }) {
+  client.setQueryData<Credits>(creditsKey, (old) => {
+    if (update.allowance !== undefined && update.used !== undefined) return { ...update } as Credits;
+    if (!old) return undefined;
+    // A new day (resetAt moved) starts from a fresh allowance.
+    const allowance = old.allowance;
+    return { allowance, remaining: update.remaining, used: Math.max(0, allowance - update.remaining), resetAt: update.resetAt };
+  });
+}

@@ -1,0 +1,47 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, must, type Profile, type Schemas } from "../api/client";
+import { applyTheme } from "../ui/theme";
+
+export const profileKey = ["me"] as const;
+
+/** The profile; its theme preference wins over this browser's copy once it arrives. */
+export function useProfile() {
+  return useQuery({
+    queryKey: profileKey,
+    queryFn: async () => {
+      const profile = await must(api.GET("/me"));
+      applyTheme(profile.preferences.theme);
+      return profile;
+    },
+    staleTime: 30_000,
+  });
+}
+
+export function useUpdateProfile() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (patch: Schemas["ProfilePatch"]) => must(api.PATCH("/me", { body: patch })),
+    // Preferences show at once (a radio must not snap back while the request is out).
+    onMutate: async (patch) => {
+      // A profile read still in flight must not put the old preferences back.
+      await client.cancelQueries({ queryKey: profileKey });
+      const before = client.getQueryData<Profile>(profileKey);
+      if (before && patch.preferences) {
+        const preferences = { ...before.preferences, ...patch.preferences };
+        client.setQueryData<Profile>(profileKey, { ...before, preferences });
+        applyTheme(preferences.theme);
+      }
+      return { before };
+    },
+    onError: (_error, _patch, saved) => {
+      if (saved?.before) {
+        client.setQueryData(profileKey, saved.before);
+        applyTheme(saved.before.preferences.theme);
+      }
+    },
+    onSuccess: (profile: Profile) => {
+      applyTheme(profile.preferences.theme);
+      client.setQueryData(profileKey, profile);
+    },
+  });
+}

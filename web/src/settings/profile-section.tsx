@@ -1,0 +1,125 @@
+import { useEffect, useState } from "preact/hooks";
+import type { Preferences } from "../api/client";
+import { useModels } from "../chat/model-picker";
+import { useProfile, useUpdateProfile } from "./profile-query";
+
+const LANGUAGES = [
+  ["en", "English"],
+  ["fr", "Français"],
+  ["de", "Deutsch"],
+  ["es", "Español"],
+  ["it", "Italiano"],
+  ["pt", "Português"],
+  ["nl", "Nederlands"],
+  ["ja", "日本語"],
+  ["zh", "中文"],
+] as const;
+
+/** Name, avatar, default model, language, voice input and theme (saved in the profile). */
+export function ProfileSection() {
+  const profile = useProfile();
+  const models = useModels();
+  const save = useUpdateProfile();
+  const [name, setName] = useState("");
+  const [avatarUrl, setAvatarUrl] = useState("");
+  const [saved, setSaved] = useState(false);
+  useEffect(() => {
+    if (profile.data) {
+      setName(profile.data.name);
+      setAvatarUrl(profile.data.avatarUrl ?? "");
+    }
+  }, [profile.data?.id]);
+  if (!profile.data) return <p class="muted">Loading…</p>;
+  const prefs = profile.data.preferences;
+  const setPref = (patch: Partial<Preferences>) => save.mutate({ preferences: patch });
+
+  return (
+    <div class="stack wide-stack">
+      <section class="card" aria-labelledby="appearance">
+        <h2 id="appearance">Appearance</h2>
+        <fieldset class="segmented">
+          <legend>Theme</legend>
+          {(["light", "dark", "auto"] as const).map((t) => (
+            <label key={t} class={prefs.theme === t ? "checked" : ""}>
+              <input type="radio" name="theme" value={t} checked={prefs.theme === t} onChange={() => setPref({ theme: t })} />
+              {t === "auto" ? "Auto (system)" : t === "light" ? "Light" : "Dark"}
+            </label>
+          ))}
+        </fieldset>
+      </section>
+
+      <form
+        class="card stack"
+        aria-labelledby="profile-heading"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setSaved(false);
+          save.mutate({ name: name.trim(), avatarUrl: avatarUrl.trim() || null }, { onSuccess: () => setSaved(true) });
+        }}
+      >
+        <h2 id="profile-heading">Profile</h2>
+        <div class="profile-row">
+          {avatarUrl ? (
+            <img class="avatar large" src={avatarUrl} alt="Your avatar" width="56" height="56" />
+          ) : (
+            <span class="avatar large initials" aria-hidden="true">
+              {name.slice(0, 1).toUpperCase() || "?"}
+            </span>
+          )}
+          <div class="stack grow">
+            <label class="field">
+              <span>Name</span>
+              <input required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            </label>
+            <label class="field">
+              <span>Avatar image URL</span>
+              <input type="url" placeholder="https://…" value={avatarUrl} onInput={(e) => setAvatarUrl(e.currentTarget.value)} />
+            </label>
+          </div>
+        </div>
+        <div class="row-actions">
+          <button class="button primary" type="submit" disabled={save.isPending}>
+            Save profile
+          </button>
+          {saved && <span role="status">Saved.</span>}
+        </div>
+        {profile.data.identity.email && <p class="muted small">Signed in as {profile.data.identity.email}</p>}
+      </form>
+
+      <section class="card stack" aria-labelledby="chat-prefs">
+        <h2 id="chat-prefs">Chat</h2>
+        <label class="field">
+          <span>Default model</span>
+          <select value={prefs.defaultModel} onChange={(e) => setPref({ defaultModel: e.currentTarget.value as Preferences["defaultModel"] })}>
+            {(models.data ?? []).map((m) => (
+              <option key={m.id} value={m.id} disabled={!m.available}>
+                {m.name}
+                {m.available ? "" : " (unavailable)"}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="field">
+          <span>Language</span>
+          <select value={prefs.language} onChange={(e) => setPref({ language: e.currentTarget.value })}>
+            {!LANGUAGES.some(([code]) => code === prefs.language) && <option value={prefs.language}>{prefs.language}</option>}
+            {LANGUAGES.map(([code, label]) => (
+              <option key={code} value={code}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={prefs.voiceInput} onChange={(e) => setPref({ voiceInput: e.currentTarget.checked })} />
+          Voice input (a microphone button in the composer)
+        </label>
+      </section>
+      {save.isError && (
+        <p role="alert" class="error">
+          {save.error.message}
+        </p>
+      )}
+    </div>
+  );
+}

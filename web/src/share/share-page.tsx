@@ -1,0 +1,57 @@
+import { useQuery } from "@tanstack/react-query";
+import { Link } from "wouter-preact";
+import { ApiError, api, must } from "../api/client";
+import { Markdown } from "../ui/markdown";
+import { formatDateTime } from "../ui/time";
+
+/** /s/:token: a shared conversation, readable by anyone, no login. */
+export function SharePage({ token }: { token: string }) {
+  const shared = useQuery({
+    queryKey: ["shared", token],
+    queryFn: () => must(api.GET("/shared/{token}", { params: { path: { token } } })),
+    retry: false,
+  });
+  if (shared.isPending) return <main class="share-page"><p class="muted">Loading…</p></main>;
+  if (shared.isError) {
+    const gone = shared.error instanceof ApiError && shared.error.status === 404;
+    return (
+      <main class="share-page">
+        <div class="login-card">
+          <h1>{gone ? "This conversation is no longer shared" : "This shared conversation could not be loaded"}</h1>
+          <p class="muted">{gone ? "The link was revoked, it expired, or it never existed." : shared.error.message}</p>
+          <Link href="/" class="button primary">
+            Open Assistant Chat
+          </Link>
+        </div>
+      </main>
+    );
+  }
+  const data = shared.data;
+  return (
+    <main class="share-page">
+      <header class="share-header">
+        <h1>{data.name}</h1>
+        <p class="muted">
+          Shared {formatDateTime(data.sharedAt)}
+          {data.expiresAt ? ` · link expires ${formatDateTime(data.expiresAt)}` : ""}
+        </p>
+      </header>
+      <ol class="message-items" aria-label="Conversation">
+        {data.messages.map((m, i) => (
+          <li key={i} class={`message ${m.role}`} aria-label={m.role === "user" ? "User said" : "Assistant replied"}>
+            {m.role === "user" ? (
+              <div class="bubble">{m.content}</div>
+            ) : (
+              <div class="reply">
+                <Markdown text={m.content} />
+              </div>
+            )}
+          </li>
+        ))}
+      </ol>
+      <footer class="share-footer muted">
+        A read-only snapshot from <Link href="/">Assistant Chat</Link>.
+      </footer>
+    </main>
+  );
+}
