@@ -82,7 +82,7 @@ const tally = new Map<string, number>();
 beforeAll(async () => {
   up = await startFakeUpstream({ record: false });
   h = await createHarness({
-    env: { SVC_MODEL_BASE_URL: up.baseUrl, DAILY_CREDITS: "100000", RATE_LIMIT_PER_MINUTE: "1000000", MODEL_TIMEOUT_MS: "5000" },
+    env: { SVC_MODEL_BASE_URL: up.baseUrl, STT_BASE_URL: up.baseUrl, DAILY_CREDITS: "100000", RATE_LIMIT_PER_MINUTE: "1000000", MODEL_TIMEOUT_MS: "5000" },
   });
   doc = (await (await h.request("/openapi.json")).json()) as Doc;
   ajv = new Ajv2020({ strict: false, allErrors: false, validateSchema: false });

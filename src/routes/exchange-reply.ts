@@ -46,10 +46,17 @@ export interface WireFormat<R> {
  */
 export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: boolean, wire: WireFormat<R>): Promise<Response> {
   if (turn.replayed) c.header("Idempotent-Replayed", "true");
-  for (const [name, value] of Object.entries(creditHeaders(turn.credits))) c.header(name, value);
+  // Only on a reply that goes ahead: a failure before it is refunded, and an error reply
+  // carrying the charged count would tell the client a credit was spent.
+  const chargedHeaders = () => {
+    for (const [name, value] of Object.entries(creditHeaders(turn.credits))) c.header(name, value);
+  };
   if (!stream) {
     for await (const event of turn.events(c.req.raw.signal, false)) {
-      if (event.type === "done") return c.json(wire.body(event.reply) as object, 200);
+      if (event.type === "done") {
+        chargedHeaders();
+        return c.json(wire.body(event.reply) as object, 200);
+      }
     }
     throw new Error("the exchange ended without its reply");
   }
@@ -58,6 +65,7 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
   const gone = new AbortController();
   const events = turn.events(AbortSignal.any([c.req.raw.signal, gone.signal]), true);
   const first = await events.next();
+  chargedHeaders();
   const { log } = c.var.deps;
   const requestId = c.var.requestId;
 
