@@ -222,6 +222,8 @@ describe("when the model fails", () => {
     up.mode = "fail";
     const res = await send(token, { message: "hi" });
     const body = await expectError(res, 502, /svc-70b failed to answer; nothing was charged/);
+    // The charge was refunded: no header may tell the client a credit was spent.
+    expect(res.headers.get("x-credits-remaining")).toBeNull();
     expect(JSON.stringify(body)).not.toContain(up.secretInErrors);
     expect(JSON.stringify(body)).not.toContain("svc-test-key");
     expect(await creditsUsed(token)).toBe(0);
@@ -332,6 +334,7 @@ describe("streaming", () => {
     up.mode = "fail";
     const res = await send(token, { message: "hi", stream: true });
     await expectError(res, 502);
+    expect(res.headers.get("x-credits-remaining")).toBeNull();
     expect(await creditsUsed(token)).toBe(0);
   });
 
