@@ -42,7 +42,7 @@ describe("GET /me", () => {
       id: expect.stringMatching(/^usr_[A-Za-z0-9_-]{22}$/),
       name: "Ada Lovelace",
       avatarUrl: null,
-      preferences: { theme: "auto", defaultModel: "svc-70b", voiceInput: false, language: "en" },
+      preferences: { theme: "auto", defaultModel: "svc-70b", voiceInput: true, language: "en" },
       identity: { issuer: h.idp.issuer, subject: "user:Ada Lovelace", email: "ada@example.com" },
       createdAt: h.clock.now().toISOString(),
     });

@@ -15,7 +15,7 @@ export interface Preferences {
 export const DEFAULT_PREFERENCES: Preferences = {
   theme: "auto",
   defaultModel: DEFAULT_MODEL_ID,
-  voiceInput: false,
+  voiceInput: true,
   language: "en",
 };
 

@@ -3,7 +3,7 @@ import { hasChromium } from "./support/chromium";
 import type { Page } from "playwright-core";
 import { logInLocally, startStack, type Stack } from "./support/stack";
 
-/** Voice input is a profile preference, off for a new user. */
+/** Voice input is a profile preference, on for a new user; this makes sure of it. */
 async function voiceOn(page: Page) {
   await page.goto("/settings/profile");
   await page.getByRole("checkbox", { name: /Voice input/ }).check();
