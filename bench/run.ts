@@ -10,6 +10,7 @@ const sections = [
   "chat",
   "worker",
   "search",
+  "web",
 ];
 
 const asked = process.argv.slice(2);
