@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp } from "../src/app";
-import { openDatabase } from "../src/open-database";
+import { openDatabase } from "../src/node/open-database";
 import { startFakeUpstream } from "../test/support/fake-upstream";
 import {
   benchRuntime,

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
 import { userIdFor } from "../src/auth/identity";
-import { openDatabase } from "../src/open-database";
+import { openDatabase } from "../src/node/open-database";
 import { matchExpression, RANK_WINDOW, searchTerms } from "../src/services/search";
 import { BENCH_ISSUER, benchRuntime, benchToken, machine, writeSection } from "./support";
 

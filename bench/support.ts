@@ -5,11 +5,11 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Client } from "@libsql/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { parseConfig } from "../src/config";
-import type { NativeReader } from "../src/db";
+import { parseConfig } from "../src/runtime/config";
+import type { NativeReader } from "../src/runtime/db";
 import { countNativeReads } from "../test/support/harness";
-import { createRuntime, type Runtime } from "../src/deps";
-import { createLogger } from "../src/log";
+import { createRuntime, type Runtime } from "../src/runtime/deps";
+import { createLogger } from "../src/runtime/log";
 
 export interface LoadResult {
   label: string;
@@ -335,7 +335,7 @@ export async function benchToken(subject: string): Promise<string> {
 
 /**
  * Counts database round trips: execute and batch calls at the libSQL client, and statements
- * run on the native connection the hot reads use (src/db.ts readNatively).
+ * run on the native connection the hot reads use (src/runtime/db.ts readNatively).
  */
 export function countRoundTrips(client: Client, reader?: NativeReader): () => number {
   let trips = 0;

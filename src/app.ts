@@ -3,10 +3,10 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
-import type { AppEnv, Deps } from "./deps";
-import { ApiError, excerpt, type ErrorBody } from "./errors";
-import { limitBodySize, parseJsonBody } from "./json-body";
-import { createRouter } from "./router";
+import type { AppEnv, Deps } from "./runtime/deps";
+import { ApiError, excerpt, type ErrorBody } from "./http/errors";
+import { limitBodySize, parseJsonBody } from "./http/json-body";
+import { createRouter } from "./http/router";
 import { chatRoutes } from "./routes/chat";
 import { contextRoutes } from "./routes/contexts";
 import { creditRoutes } from "./routes/credits";
@@ -22,7 +22,7 @@ import { audioRoutes } from "./routes/audio";
 import { clientConfigRoutes } from "./routes/client-config";
 import { docsRoutes } from "./routes/docs";
 import { localLoginRoutes } from "./routes/local-login";
-import { serveClientFile, serveClientPage } from "./web-client";
+import { serveClientFile, serveClientPage } from "./http/web-client";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;

@@ -7,15 +7,15 @@ import type { AddressInfo } from "node:net";
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { createApp, type App } from "./app";
-import { ConfigError, parseConfig, type Config } from "./config";
-import { configuredAuthSource, createRuntime, type Deps } from "./deps";
+import { ConfigError, parseConfig, type Config } from "./runtime/config";
+import { configuredAuthSource, createRuntime, type Deps } from "./runtime/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
-import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./local-login-key";
-import { openDatabase } from "./open-database";
+import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./node/local-login-key";
+import { openDatabase } from "./node/open-database";
 import { nextUtcMidnight } from "./services/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./services/holds";
-import { createUpstreamPool } from "./upstream-pool";
-import { webFilesFrom } from "./web-files";
+import { createUpstreamPool } from "./node/upstream-pool";
+import { webFilesFrom } from "./node/web-files";
 
 /** The web client's build, beside src/ whatever the working directory. */
 const DEFAULT_WEB_DIST = resolve(import.meta.dirname, "../web/dist");

@@ -2,12 +2,12 @@ import type { D1Database, ExecutionContext, Fetcher, RateLimit, ScheduledControl
 import { createClient } from "@libsql/client/web";
 import { createApp } from "./app";
 import { rateLimiterFromBinding, unlimited } from "./auth/rate-limit";
-import { parseConfig } from "./config";
-import { dbFromD1, dbFromLibsql, type Db } from "./db";
-import { createRuntime, type Runtime } from "./deps";
+import { parseConfig } from "./runtime/config";
+import { dbFromD1, dbFromLibsql, type Db } from "./runtime/db";
+import { createRuntime, type Runtime } from "./runtime/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import type { WorkersAiBinding } from "./models/workers-ai";
-import type { AssetSource } from "./web-client";
+import type { AssetSource } from "./http/web-client";
 
 export interface Env {
   DB?: D1Database;
@@ -38,7 +38,7 @@ function runtimeFor(env: Env): Promise<Runtime> {
 
 // One drizzle handle per D1 binding: the binding is the same object for every request of
 // the isolate, and a handle holds no I/O of its own, so statements prepared per handle
-// (src/db.ts perDb) are built once per isolate rather than once per request.
+// (src/runtime/db.ts perDb) are built once per isolate rather than once per request.
 const d1Handles = new WeakMap<D1Database, Db>();
 
 /** libSQL (Turso) when DATABASE_URL is set; otherwise the D1 binding, as in `wrangler dev`. */

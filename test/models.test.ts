@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseConfig } from "../src/config";
+import { parseConfig } from "../src/runtime/config";
 import type { WorkersAiBinding } from "../src/models/workers-ai";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";

@@ -11,11 +11,11 @@ import { serve } from "@hono/node-server";
 import { createClient } from "@libsql/client";
 import { Hono } from "hono";
 import { createApp } from "../../src/app";
-import { parseConfig } from "../../src/config";
-import { createRuntime } from "../../src/deps";
-import { createLogger } from "../../src/log";
-import { openDatabase } from "../../src/open-database";
-import { createUpstreamPool } from "../../src/upstream-pool";
+import { parseConfig } from "../../src/runtime/config";
+import { createRuntime } from "../../src/runtime/deps";
+import { createLogger } from "../../src/runtime/log";
+import { openDatabase } from "../../src/node/open-database";
+import { createUpstreamPool } from "../../src/node/upstream-pool";
 
 const kind = process.argv[2];
 const env = process.env;

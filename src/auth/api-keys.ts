@@ -1,5 +1,5 @@
 import { and, eq, isNull, lte, or } from "drizzle-orm";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { apiKeys } from "../../schema/index";
 import { randomId, sha256Hex } from "./encoding";
 

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../deps";
-import { ApiError } from "../errors";
-import { waitUntil } from "../wait-until";
+import type { AppEnv } from "../runtime/deps";
+import { ApiError } from "../http/errors";
+import { waitUntil } from "../runtime/wait-until";
 import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
 import { clientKey } from "./rate-limit";
 import { userIdFor } from "./identity";

@@ -235,7 +235,7 @@ function reason(err: unknown): string {
 function identityOf(payload: JWTPayload): Identity {
   const claim = (name: string) => {
     const v = payload[name];
-    // A claim that could not be stored faithfully (U+0000, see src/json-body.ts) is ignored.
+    // A claim that could not be stored faithfully (U+0000, see src/http/json-body.ts) is ignored.
     return typeof v === "string" && v.length > 0 && v.length <= 320 && v.isWellFormed() && !v.includes("\u0000") ? v : undefined;
   };
   return {

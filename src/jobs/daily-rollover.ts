@@ -1,7 +1,7 @@
 import { and, eq, lt, lte } from "drizzle-orm";
-import type { Config } from "../config";
-import type { Db } from "../db";
-import type { Logger } from "../log";
+import type { Config } from "../runtime/config";
+import type { Db } from "../runtime/db";
+import type { Logger } from "../runtime/log";
 import { utcDay, utcDayBefore } from "../services/credits";
 import { releaseStaleStatements, staleBefore } from "../services/holds";
 import { IDEMPOTENCY_TTL_MS } from "../services/idempotency";

@@ -75,7 +75,7 @@ export interface UpstreamReply {
 
 /**
  * How adapters call their upstream: the global fetch by default (Workers), a kept-alive
- * connection pool on Node (src/upstream-pool.ts), handed in through the runtime options.
+ * connection pool on Node (src/node/upstream-pool.ts), handed in through the runtime options.
  */
 export type UpstreamFetch = (
   url: string,

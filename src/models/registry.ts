@@ -1,4 +1,4 @@
-import type { Config } from "../config";
+import type { Config } from "../runtime/config";
 import type { ModelAdapter, UpstreamFetch } from "./adapter";
 import { anthropicAdapter } from "./anthropic";
 import { DEFAULT_MODEL_ID, MODEL_CATALOG, type ModelInfo } from "./catalog";

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../deps";
-import { ApiError } from "../errors";
-import { createRouter } from "../router";
+import type { AppEnv } from "../runtime/deps";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
 import { AudioRejected, MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS, transcribe, TranscriptionFailed } from "../services/transcription";
 import { authenticatedRoute } from "./authenticated-route";
 import { errorResponses } from "./errors";

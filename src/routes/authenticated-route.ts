@@ -1,8 +1,8 @@
 import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { requireAuth, requireJwt } from "../auth/credentials";
-import type { AppEnv } from "../deps";
-import type { ErrorStatus } from "../errors";
+import type { AppEnv } from "../runtime/deps";
+import type { ErrorStatus } from "../http/errors";
 import { ErrorSchema, errorEntries } from "./errors";
 
 /** Security requirement for endpoints that take a JWT or an API key. */

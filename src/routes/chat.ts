@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { SSEMessage } from "hono/streaming";
-import { ApiError, type ErrorBody } from "../errors";
-import { createRouter } from "../router";
+import { ApiError, type ErrorBody } from "../http/errors";
+import { createRouter } from "../http/router";
 import { sendChat, type ChatReply } from "../services/chat";
 import { CreditsSchema } from "./credits";
 import { authenticatedRoute } from "./authenticated-route";

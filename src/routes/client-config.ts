@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { createRouter } from "../router";
+import { createRouter } from "../http/router";
 import { errorResponses } from "./errors";
 import { MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS } from "../services/transcription";
 

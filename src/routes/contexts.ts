@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../errors";
-import { createRouter } from "../router";
+import { ApiError, excerpt } from "../http/errors";
+import { createRouter } from "../http/router";
 import { createContext, deleteContext, getContext, listContexts, updateContext, type GroupFilter } from "../services/contexts";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "../services/search";
 import { authenticatedRoute } from "./authenticated-route";

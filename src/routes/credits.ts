@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { createRouter } from "../router";
+import { createRouter } from "../http/router";
 import { getCredits } from "../services/credits";
 import { listUsageMessages, usageByDay } from "../services/usage";
 import { authenticatedRoute } from "./authenticated-route";

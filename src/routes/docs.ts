@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../deps";
-import { htmlSecurityHeaders } from "../web-client";
+import type { AppEnv } from "../runtime/deps";
+import { htmlSecurityHeaders } from "../http/web-client";
 
 // Swagger UI's files come from the service itself (web/dist/docs/, copied from swagger-ui-dist
 // by `npm run build:web`), and its start-up is a file too: the page has no inline script and

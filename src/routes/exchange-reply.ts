@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { streamSSE, type SSEMessage } from "hono/streaming";
-import type { AppEnv } from "../deps";
-import { ApiError } from "../errors";
+import type { AppEnv } from "../runtime/deps";
+import { ApiError } from "../http/errors";
 import type { Credits } from "../services/credits";
 import { CreditsUsedUp, StillAnswering, type Turn } from "../services/exchange";
-import { waitUntil } from "../wait-until";
+import { waitUntil } from "../runtime/wait-until";
 
 // ---------------------------------------------------------------------------------------
 // A chat exchange on the wire, for /chat/send and /v1/chat/completions alike: the service

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../errors";
-import { createRouter } from "../router";
+import { ApiError, excerpt } from "../http/errors";
+import { createRouter } from "../http/router";
 import { createGroup, deleteGroup, listGroups, renameGroup } from "../services/groups";
 import { authenticatedRoute } from "./authenticated-route";
 import { Id } from "./contexts";

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
-import { ApiError } from "../errors";
-import { createRouter } from "../router";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
 import { errorResponses } from "./errors";
 
 const health = createRoute({

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../errors";
-import { createRouter } from "../router";
+import { ApiError, excerpt } from "../http/errors";
+import { createRouter } from "../http/router";
 import { MAX_API_KEYS_PER_USER, createApiKey, listApiKeys, revokeApiKey, type ApiKeySummary } from "../services/api-keys";
 import { Id } from "./contexts";
 import { DisplayName } from "./display-name";

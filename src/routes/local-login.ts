@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../deps";
-import { ApiError } from "../errors";
-import { createRouter } from "../router";
+import type { AppEnv } from "../runtime/deps";
+import { ApiError } from "../http/errors";
+import { createRouter } from "../http/router";
 import { DisplayName } from "./display-name";
 import { errorResponses } from "./errors";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../errors";
+import { ApiError, excerpt } from "../http/errors";
 import { MODEL_CATALOG, isKnownModel } from "../models/catalog";
-import { createRouter } from "../router";
+import { createRouter } from "../http/router";
 import { getProfile, updateProfile, type Profile } from "../services/profile";
 import { isSafeAvatarUrl } from "../services/users";
 import { DisplayName } from "./display-name";

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { createRouter } from "../router";
+import { createRouter } from "../http/router";
 import { errorResponses } from "./errors";
 
 const ModelSchema = z

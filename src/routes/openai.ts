@@ -1,8 +1,8 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../deps";
-import { ApiError, excerpt } from "../errors";
-import { describeZodError } from "../router";
+import type { AppEnv } from "../runtime/deps";
+import { ApiError, excerpt } from "../http/errors";
+import { describeZodError } from "../http/router";
 import { availableModels, knownModel, OpenAiApiError, sendCompletion } from "../services/completions";
 import { authenticatedRoute } from "./authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./chat";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { encodeBase64url } from "../auth/encoding";
-import { parseInt64 } from "../int64";
+import { parseInt64 } from "../http/int64";
 import type { Position } from "../services/contexts";
 import { intQuery } from "./query";
 

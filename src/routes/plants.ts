@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError } from "../errors";
-import { Int64Json, Int64Text } from "../int64";
-import { createRouter } from "../router";
+import { ApiError } from "../http/errors";
+import { Int64Json, Int64Text } from "../http/int64";
+import { createRouter } from "../http/router";
 import { createPlant, deletePlant, listPlants } from "../services/plants";
 import { authenticatedRoute } from "./authenticated-route";
 import { plantPageQuery } from "./paging";

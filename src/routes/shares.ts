@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../deps";
-import { ApiError, excerpt } from "../errors";
-import { createRouter } from "../router";
+import type { AppEnv } from "../runtime/deps";
+import { ApiError, excerpt } from "../http/errors";
+import { createRouter } from "../http/router";
 import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, type ShareView } from "../services/shares";
 import { authenticatedRoute } from "./authenticated-route";
 import { Id } from "./contexts";

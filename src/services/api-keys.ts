@@ -2,7 +2,7 @@ import { and, count, desc, eq, lt, sql } from "drizzle-orm";
 import { generateApiKey } from "../auth/api-keys";
 import type { Principal } from "../auth/credentials";
 import { randomId } from "../auth/encoding";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { apiKeys, users } from "../../schema/index";
 import { ensureUser } from "./users";
 

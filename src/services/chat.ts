@@ -1,8 +1,8 @@
 import { and, asc, desc, eq, lte, sql, type Placeholder } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
 import { randomId, sha256Hex } from "../auth/encoding";
-import { bound, perDb, type Db } from "../db";
-import { ApiError } from "../errors";
+import { bound, perDb, type Db } from "../runtime/db";
+import { ApiError } from "../http/errors";
 import type { ChatMessage } from "../models/adapter";
 import type { RegisteredModel } from "../models/registry";
 import { contexts, messages } from "../../schema/index";

@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/credentials";
 import { encodeBase64url, sha256Hex } from "../auth/encoding";
-import { ApiError } from "../errors";
+import { ApiError } from "../http/errors";
 import type { ChatMessage, ModelOutcome, Sampling } from "../models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../models/registry";
 import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./chat";

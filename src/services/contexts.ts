@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
 import { randomId } from "../auth/encoding";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { contexts, groups, messages, shares } from "../../schema/index";
 import { deleteSearchEntries } from "./search";
 import { ensureUser } from "./users";

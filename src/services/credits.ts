@@ -1,5 +1,5 @@
 import { and, eq, gte, sql, type Placeholder, type SQL } from "drizzle-orm";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { creditDays } from "../../schema/index";
 
 const DAY_MS = 86_400_000;

@@ -1,7 +1,7 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
 import { randomId } from "../auth/encoding";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { contexts, groups } from "../../schema/index";
 import { ensureUser } from "./users";
 

@@ -1,7 +1,7 @@
 import { and, eq, lte, sql, type Placeholder, type SQL } from "drizzle-orm";
-import type { Config } from "../config";
-import { bound, perDb, type Db } from "../db";
-import type { Logger } from "../log";
+import type { Config } from "../runtime/config";
+import { bound, perDb, type Db } from "../runtime/db";
+import type { Logger } from "../runtime/log";
 import { creditDays, creditHolds, idempotencyKeys } from "../../schema/index";
 
 // ---------------------------------------------------------------------------------------

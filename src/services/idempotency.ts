@@ -1,5 +1,5 @@
 import { and, eq, lte, or, sql, type Placeholder } from "drizzle-orm";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { idempotencyKeys } from "../../schema/index";
 
 /** How long a finished reply is replayed for a retry with the same key. */

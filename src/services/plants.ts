@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import { perDb, rawRows, type Db } from "../db";
+import { perDb, rawRows, type Db } from "../runtime/db";
 import { plants } from "../../schema/index";
 import { ensureUser } from "./users";
 

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { DEFAULT_MODEL_ID } from "../models/catalog";
 import { users, type StoredPreferences } from "../../schema/index";
 import { upsertUser } from "./users";

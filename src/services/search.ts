@@ -1,6 +1,6 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { contexts } from "../../schema/index";
 
 // The search tables live in migrations/0002_search_owner.sql, not in schema/: drizzle-kit

@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { randomId } from "../auth/encoding";
-import type { Db } from "../db";
+import type { Db } from "../runtime/db";
 import { contexts, shares } from "../../schema/index";
 import { readWholeContext, type MessageView, type Position } from "./contexts";
 

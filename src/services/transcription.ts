@@ -1,4 +1,4 @@
-import type { Config } from "../config";
+import type { Config } from "../runtime/config";
 import type { WorkersAiBinding } from "../models/workers-ai";
 
 /** The largest recording POST /audio/transcriptions accepts (10 MiB). */

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
 import type { Position } from "./contexts";
-import { bound, perDb, type Db } from "../db";
+import { bound, perDb, type Db } from "../runtime/db";
 import { creditDays, usageEvents } from "../../schema/index";
 import { utcDay, utcDayBefore } from "./credits";
 

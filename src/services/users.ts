@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import { bound, perDb, type Db } from "../db";
+import { bound, perDb, type Db } from "../runtime/db";
 import { users } from "../../schema/index";
 
 type JwtPrincipal = Extract<Principal, { via: "jwt" }>;

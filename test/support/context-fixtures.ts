@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { randomId } from "../../src/auth/encoding";
 import { userIdFor } from "../../src/auth/identity";
-import type { Db } from "../../src/db";
+import type { Db } from "../../src/runtime/db";
 import { contexts, messages, users } from "../../schema/index";
 
 /**

@@ -4,13 +4,13 @@ import { join } from "node:path";
 import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
-import { parseConfig } from "../../src/config";
-import type { Db, NativeReader } from "../../src/db";
-import { createRuntime, type Deps } from "../../src/deps";
-import { createUpstreamPool } from "../../src/upstream-pool";
-import type { Logger } from "../../src/log";
+import { parseConfig } from "../../src/runtime/config";
+import type { Db, NativeReader } from "../../src/runtime/db";
+import { createRuntime, type Deps } from "../../src/runtime/deps";
+import { createUpstreamPool } from "../../src/node/upstream-pool";
+import type { Logger } from "../../src/runtime/log";
 import type { WorkersAiBinding } from "../../src/models/workers-ai";
-import { openDatabase } from "../../src/open-database";
+import { openDatabase } from "../../src/node/open-database";
 import { nodeClientAddress, serveNode } from "../../src/server";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 
@@ -53,7 +53,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Calls `count` on each statement run on a native connection (see src/db.ts readNatively). */
+/** Calls `count` on each statement run on a native connection (see src/runtime/db.ts readNatively). */
 export function countNativeReads(reader: NativeReader | undefined, count: () => void): void {
   if (!reader) return;
   const prepare = reader.prepare.bind(reader);

@@ -2,9 +2,9 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { userIdFor } from "../../src/auth/identity";
-import { parseConfig } from "../../src/config";
-import { dbFromD1 } from "../../src/db";
-import { createRuntime } from "../../src/deps";
+import { parseConfig } from "../../src/runtime/config";
+import { dbFromD1 } from "../../src/runtime/db";
+import { createRuntime } from "../../src/runtime/deps";
 import { openChat } from "../../src/services/chat";
 import worker from "../../src/worker";
 import { call, signIn } from "./support";

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
-import type { LocalKey } from "./local-login";
+import type { LocalKey } from "../auth/local-login";
 
 /** The Node server's database when DATABASE_URL is not set. */
 export const DEFAULT_DATABASE_URL = "file:./data/local.db";

@@ -5,7 +5,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle as drizzleD1 } from "drizzle-orm/d1";
 import { drizzle as drizzleLibsql, type LibSQLDatabase } from "drizzle-orm/libsql";
 import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
-import * as schema from "../schema/index";
+import * as schema from "../../schema/index";
 
 /**
  * The database as the services see it. D1 and libSQL speak the same SQLite dialect and

@@ -3,10 +3,10 @@ import { dirname, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { dbFromLibsql, readNatively } from "./db";
+import { dbFromLibsql, readNatively } from "../runtime/db";
 import { groupCommits } from "./group-commit";
 
-const MIGRATIONS = resolve(import.meta.dirname, "../migrations");
+const MIGRATIONS = resolve(import.meta.dirname, "../../migrations");
 
 /**
  * Opens a libSQL database on Node (an embedded file, or a remote libSQL server) and brings

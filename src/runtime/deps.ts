@@ -1,16 +1,16 @@
 import type { Context } from "hono";
 import type { Config } from "./config";
 import type { Db } from "./db";
-import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/jwt";
+import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "../auth/jwt";
 import { createLogger, type Logger } from "./log";
-import { createRateLimiter, unlimited, type MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit";
-import { createModelRegistry, type ModelRegistry } from "./models/registry";
-import type { UpstreamFetch } from "./models/adapter";
-import type { WorkersAiBinding } from "./models/workers-ai";
-import type { Principal } from "./auth/credentials";
-import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, type LocalKey } from "./local-login";
-import { createTranscriber, type Transcriber } from "./services/transcription";
-import type { AssetSource } from "./web-client";
+import { createRateLimiter, unlimited, type MemoryRateLimiter, type RateLimiter } from "../auth/rate-limit";
+import { createModelRegistry, type ModelRegistry } from "../models/registry";
+import type { UpstreamFetch } from "../models/adapter";
+import type { WorkersAiBinding } from "../models/workers-ai";
+import type { Principal } from "../auth/credentials";
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, type LocalKey } from "../auth/local-login";
+import { createTranscriber, type Transcriber } from "../services/transcription";
+import type { AssetSource } from "../http/web-client";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
 export interface Runtime {

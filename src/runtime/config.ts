@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isKnownModel } from "./models/catalog";
+import { isKnownModel } from "../models/catalog";
 
 const optionalText = z
   .string()

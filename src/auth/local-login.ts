@@ -2,7 +2,7 @@ import { importJWK, SignJWT, type JWK } from "jose";
 
 /**
  * Local login when no identity provider is configured (never in production): an ES256 key
- * kept in the data folder (src/local-login-key.ts) signs tokens that the service trusts,
+ * kept in the data folder (src/node/local-login-key.ts) signs tokens that the service trusts,
  * printed by `npm run token -- <name>` or issued to the web client by POST /auth/local.
  * The Node server holds the key itself; `npm run dev` hands it to the Worker.
  */

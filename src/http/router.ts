@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
-import type { AppEnv } from "./deps";
+import type { AppEnv } from "../runtime/deps";
 import { ApiError, excerpt } from "./errors";
 
 const nouns: Record<string, string> = {

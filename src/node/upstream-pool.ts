@@ -1,5 +1,5 @@
 import { Agent, request } from "undici";
-import type { UpstreamFetch } from "./models/adapter";
+import type { UpstreamFetch } from "../models/adapter";
 
 /**
  * Model calls on Node over undici's kept-alive connection pools (the Agent keeps one per

@@ -1,7 +1,7 @@
 import { parse } from "lossless-json";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./deps";
+import type { AppEnv } from "../runtime/deps";
 import { ApiError } from "./errors";
 
 /** Request bodies larger than this are refused with 413. */
