@@ -22,6 +22,7 @@ import {
   load,
   machine,
   median,
+  keepProfile,
   profileByPackage,
   profileTable,
   ratioText,
@@ -125,6 +126,7 @@ const result = await compare(
   repeats,
 );
 const profiled = await app.profile(() => load("profile", appSpec));
+keepProfile("chat", profiled.profile);
 const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
 app.stop();
 portkey.stop();

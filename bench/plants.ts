@@ -18,6 +18,7 @@ import {
   countRoundTrips,
   machine,
   median,
+  keepProfile,
   profileByPackage,
   profileTable,
   ratioText,
@@ -85,6 +86,7 @@ const result = await compare(
 
 // Where the app's CPU goes, by package: a profile of one more run.
 const profiled = await app.profile(() => load("profile", appSpec));
+keepProfile("plants", profiled.profile);
 const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
 const floorProfiled = await floor.profile(() => load("profile", floorSpec));
 const floorByPackage = profileByPackage(floorProfiled.profile, floorProfiled.result.requests, floorProfiled.cpuUs);

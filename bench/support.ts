@@ -154,6 +154,12 @@ function profileOf<T>(proc: ChildProcess, during: () => Promise<T>): Promise<{ r
  * /proc: sampling counts wall time, which a shared machine inflates). Native frames (V8
  * builtins, bindings) count for the package that called them.
  */
+/** With BENCH_PROFILE_DIR set, keeps a section's raw profile there (`<name>.cpuprofile`, for Chrome's DevTools). */
+export function keepProfile(name: string, profile: CpuProfile): void {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (dir) writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+}
+
 export function profileByPackage(profile: CpuProfile, requests: number, cpuUs: number): Array<{ pkg: string; usPerRequest: number; share: number }> {
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);

@@ -5,6 +5,7 @@ import Database from "libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { dbFromLibsql, readNatively } from "../runtime/db";
 import { groupCommits } from "./group-commit";
+import { runNatively } from "./native-client";
 
 const MIGRATIONS = resolve(import.meta.dirname, "../../migrations");
 
@@ -20,26 +21,33 @@ export async function openDatabase(url: string, authToken?: string) {
   const client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });
   // D1 enforces foreign keys; so does this connection, so that both behave alike.
   await client.execute("PRAGMA foreign_keys = ON");
-  if (embedded) {
-    // WAL: readers never wait for the writer. synchronous=FULL: every commit is on disk
-    // before the reply, so an acknowledged message survives power loss, not only a crash;
-    // group commit (below) makes that one fsync per turn of the event loop, not per request.
-    await client.execute("PRAGMA journal_mode = WAL");
-    await client.execute("PRAGMA synchronous = FULL");
-    await client.execute("PRAGMA busy_timeout = 5000");
-  }
+  if (embedded) await client.execute("PRAGMA journal_mode = WAL");
   await migrate(dbFromLibsql(client), { migrationsFolder: MIGRATIONS });
-  // A remote libSQL server commits each batch itself; grouping would only add a wait.
-  if (embedded) groupCommits(client);
-  const db = dbFromLibsql(client);
-  const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
-  // The hot reads' statements, prepared once on a connection of their own (see readNatively).
-  const reader = embedded ? new Database(filePath(url)) : undefined;
-  if (reader) {
-    reader.exec("PRAGMA busy_timeout = 5000");
-    readNatively(db, reader);
+  if (embedded) {
+    // Past the migrations, an embedded file is served by a native connection with each
+    // statement prepared once (see runNatively). Foreign keys as above. WAL: readers never
+    // wait for the writer. synchronous=FULL: every commit is on disk before the reply, so
+    // an acknowledged message survives power loss, not only a crash; group commit makes
+    // that one fsync per turn of the event loop, not per request. (A remote libSQL server
+    // commits each batch itself; grouping would only add a wait.)
+    runNatively(client, openNative(filePath(url)));
+    groupCommits(client);
   }
+  const db = dbFromLibsql(client);
+  // The hot reads' statements, on a connection of their own, skip the driver's result
+  // objects too (see readNatively).
+  const reader = embedded ? openNative(filePath(url)) : undefined;
+  if (reader) readNatively(db, reader);
+  const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
   return { client, db, reader, databaseFileProblem };
+}
+
+function openNative(path: string) {
+  const connection = new Database(path);
+  connection.exec("PRAGMA foreign_keys = ON");
+  connection.exec("PRAGMA synchronous = FULL");
+  connection.exec("PRAGMA busy_timeout = 5000");
+  return connection;
 }
 
 /**

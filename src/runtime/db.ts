@@ -93,6 +93,25 @@ export function bound(prepared: SQLitePreparedQuery<PreparedQueryConfig>, values
   }) as BatchItem<"sqlite">;
 }
 
+/**
+ * Like `bound`, with the batch's result for this item mapped by `map` from each row's
+ * column values, in the order selected. drizzle maps a row by walking its selected fields
+ * and their decoders: for a context's history, hundreds of rows, that cost more than
+ * reading them. For plain columns (text, integers) the values need no decoding.
+ */
+export function boundRows<T>(
+  prepared: SQLitePreparedQuery<PreparedQueryConfig>,
+  values: Record<string, unknown>,
+  map: (row: ArrayLike<unknown>) => T,
+): BatchItem<"sqlite"> {
+  const item = bound(prepared, values);
+  return Object.defineProperty(item, "mapResult", {
+    value: (result: { rows?: ArrayLike<unknown>[]; results?: Record<string, unknown>[] }) =>
+      // libSQL gives rows that index like arrays; D1 gives objects, their keys in column order.
+      result.rows ? result.rows.map(map) : (result.results ?? []).map((row) => map(Object.values(row))),
+  });
+}
+
 function returnThis<T>(this: T): T {
   return this;
 }

@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, lte, sql, type Placeholder } from "drizzle-orm";
+import { and, desc, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
 import { randomId, sha256Hex } from "../auth/encoding";
-import { bound, perDb, type Db } from "../runtime/db";
+import { bound, boundRows, perDb, type Db } from "../runtime/db";
 import { ApiError } from "../http/errors";
 import type { ChatMessage } from "../models/adapter";
 import type { RegisteredModel } from "../models/registry";
@@ -10,7 +10,6 @@ import type { Credits } from "./credits";
 import {
   openExchange,
   replayTurn,
-  requireModel,
   type ChatDeps,
   type Exchange,
   type OpeningExtension,
@@ -29,8 +28,6 @@ import {
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 3) + 4;
 }
-/** estimateTokens in SQL: integer division rounds down, so +2 makes it the ceiling. */
-const tokensOf = (content: unknown) => sql<number>`((length(${content}) + 2) / 3 + 4)`;
 
 /** At most this many earlier messages go to the model, whatever its window. */
 const MAX_HISTORY_MESSAGES = 1000;
@@ -113,10 +110,6 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
   const userId = input.principal.userId;
   const contextId = input.contextId ?? randomId("ctx");
   const isNew = input.contextId === undefined;
-  // The history budget depends on the model; with the user's default it is read in the
-  // same batch, so load for the largest window and trim below.
-  const requested = input.modelId === undefined ? undefined : requireModel(deps.models, input.modelId);
-  const widest = requested ?? { contextWindow: Math.max(...deps.models.list().map((m) => m.contextWindow)) };
 
   const extension: OpeningExtension = {};
   const prepared = chatStatements(db);
@@ -124,7 +117,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
     extension.contextId = contextId;
     extension.reads = [
       bound(prepared.contextUpdatedAt, { contextId, userId }),
-      bound(prepared.history, { contextId, userId, budget: Math.max(0, historyBudget(widest, input.message)) }),
+      boundRows(prepared.history, { contextId, userId }, (row) => ({ role: row[0] as ChatMessage["role"], content: row[1] as string })),
     ];
     extension.explainRefusal = ([context]) =>
       (context as unknown[]).length === 0 ? new ApiError(404, `context ${contextId} not found`) : undefined;
@@ -138,7 +131,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
 
   const { exchange } = opened;
   const lastUpdate = isNew ? 0 : ((opened.reads[0] as Array<{ updatedAt: Date }>)[0]?.updatedAt.getTime() ?? 0);
-  const loaded = isNew ? [] : (opened.reads[1] as Array<{ role: "user" | "assistant"; content: string; tokens: number }>);
+  const loaded = isNew ? [] : (opened.reads[1] as ChatMessage[]);
   const prompt: ChatMessage[] = [...fitHistory(loaded, historyBudget(exchange.model, input.message)), { role: "user", content: input.message }];
 
   return {
@@ -190,7 +183,7 @@ const chatStatements = perDb((db) => {
   const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
   return {
     contextUpdatedAt: db.select({ updatedAt: contexts.updatedAt }).from(contexts).where(owned).prepare(),
-    history: historyStatement(db, userId, contextId, sql.placeholder("budget")).prepare(),
+    history: historyStatement(db, userId, contextId).prepare(),
     insertContext: db
       .insert(contexts)
       .values({
@@ -228,37 +221,28 @@ const chatStatements = perDb((db) => {
 });
 
 /**
- * The newest messages of a context whose estimated tokens fit `budget`, oldest first, with
- * their running total (newest first), so a smaller window can trim further without a read.
- * Only the newest MAX_HISTORY_MESSAGES are read (a walk down the context's index), so a
- * long context costs no more than that.
+ * A context's newest messages, newest first: a walk down its index that stops after
+ * MAX_HISTORY_MESSAGES, so a long context costs no more than that. The token budget is
+ * applied in fitHistory: a running total in SQL (a window function, then a sort back into
+ * order) cost twice the read itself.
  */
-function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder, budget: Placeholder) {
-  const newest = db
-    .select({ id: messages.id, role: messages.role, content: messages.content, createdAt: messages.createdAt })
+function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder) {
+  return db
+    .select({ role: messages.role, content: messages.content })
     .from(messages)
     .where(and(eq(messages.contextId, contextId), eq(messages.userId, userId)))
     .orderBy(desc(messages.createdAt), desc(messages.id))
-    .limit(MAX_HISTORY_MESSAGES)
-    .as("newest");
-  const ranked = db
-    .select({
-      id: newest.id,
-      role: newest.role,
-      content: newest.content,
-      createdAt: newest.createdAt,
-      tokens: sql<number>`sum(${tokensOf(newest.content)}) over (order by ${newest.createdAt} desc, ${newest.id} desc)`.as("tokens"),
-    })
-    .from(newest)
-    .as("ranked");
-  return db
-    .select({ role: ranked.role, content: ranked.content, tokens: ranked.tokens })
-    .from(ranked)
-    .where(lte(ranked.tokens, budget))
-    .orderBy(asc(ranked.createdAt), asc(ranked.id));
+    .limit(MAX_HISTORY_MESSAGES);
 }
 
-/** Drops the oldest messages whose running total (newest first) exceeds the budget. */
-function fitHistory(loaded: Array<{ role: "user" | "assistant"; content: string; tokens: number }>, budget: number): ChatMessage[] {
-  return loaded.filter((m) => m.tokens <= budget).map(({ role, content }) => ({ role, content }));
+/** The newest of `newestFirst` whose estimated tokens fit the budget together, oldest first. */
+function fitHistory(newestFirst: ChatMessage[], budget: number): ChatMessage[] {
+  let used = 0;
+  let count = 0;
+  for (const message of newestFirst) {
+    used += estimateTokens(message.content);
+    if (used > budget) break;
+    count++;
+  }
+  return newestFirst.slice(0, count).reverse();
 }

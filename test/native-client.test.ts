@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient, LibsqlBatchError, type Client, type ResultSet } from "@libsql/client";
+import Database from "libsql";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runNatively } from "../src/node/native-client";
+
+// The native client stands in for @libsql/client's own execution on an embedded file, so
+// each case runs on both, over the same file, and their answers are compared.
+let dir: string;
+let plain: Client;
+let native: Client;
+let prepared: string[];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), "plant-chat-native-"));
+  const path = join(dir, "native.db");
+  plain = createClient({ url: `file:${path}`, concurrency: 1 });
+  await plain.execute("PRAGMA journal_mode = WAL");
+  await plain.batch(
+    [
+      "create table notes (id integer primary key, text text not null unique, n integer, data blob)",
+      "create table tags (note_id integer not null references notes(id), tag text not null)",
+      "create trigger notes_tag after insert on notes begin insert into tags (note_id, tag) values (new.id, 'new'); end",
+    ],
+    "write",
+  );
+  const connection = new Database(path);
+  prepared = [];
+  const prepare = connection.prepare.bind(connection);
+  connection.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof connection.prepare;
+  native = runNatively(createClient({ url: `file:${path}`, concurrency: 1 }), connection);
+  await native.execute("PRAGMA foreign_keys = ON");
+  await plain.execute("PRAGMA foreign_keys = ON");
+});
+afterEach(() => {
+  plain.close();
+  native.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What a caller can observe of a result: columns, rows by position and by name, counts. */
+function observed(rs: ResultSet) {
+  return {
+    columns: rs.columns,
+    columnTypes: rs.columnTypes,
+    positions: rs.rows.map((r) => Array.from(r as ArrayLike<unknown>)),
+    names: rs.rows.map((r) => ({ ...r })),
+    keys: rs.rows.map((r) => Object.keys(r)),
+    json: rs.rows.map((r) => JSON.stringify(r)),
+    lengths: rs.rows.map((r) => r.length),
+    rowsAffected: rs.rowsAffected,
+    lastInsertRowid: rs.lastInsertRowid,
+  };
+}
+
+const insert = (id: number, text: string) => ({ sql: "insert into notes (id, text, n, data) values (?, ?, ?, ?)", args: [id, text, id * 10, new Uint8Array([id, 255]).buffer] });
+
+describe("statements run natively, each prepared once", () => {
+  it("answers reads and writes as @libsql/client does", async () => {
+    const written = observed(await native.execute(insert(1, "one")));
+    expect(written).toEqual({ ...observed(await plain.execute(insert(2, "two"))), lastInsertRowid: 1n });
+    expect(written.rowsAffected).toBe(1);
+    const sql = "select notes.id, text, n, data, tags.tag, notes.id as id, null as missing, true as yes from notes join tags on tags.note_id = notes.id order by notes.id";
+    expect(observed(await native.execute(sql))).toEqual(observed(await plain.execute(sql)));
+    // Named arguments, with each prefix @libsql/client accepts, and the same statement again.
+    for (const prefix of [":", "@", "$", ""]) {
+      const stmt = { sql: "select text from notes where id = :id", args: { [`${prefix}id`]: 2 } };
+      expect(observed(await native.execute(stmt))).toEqual(observed(await plain.execute(stmt)));
+    }
+    const returning = { sql: "update notes set n = n + ? where id > ? returning id, n", args: [1, 0] };
+    const updated = observed(await native.execute(returning));
+    expect(updated.names).toEqual([{ id: 1, n: 11 }, { id: 2, n: 21 }]);
+    expect(updated).toEqual(observed(await plain.execute({ ...returning, args: [0, 0] })));
+  });
+
+  it("refuses an integer past 2^53 rather than rounding it, and arguments it cannot store", async () => {
+    const big = "select 9007199254740993 as big";
+    await expect(plain.execute(big)).rejects.toThrow(RangeError);
+    await expect(native.execute(big)).rejects.toThrow(RangeError);
+    expect((await native.execute("select cast(9007199254740993 as text) as big")).rows[0]!.big).toBe("9007199254740993");
+    await expect(native.execute({ sql: "select ?", args: [Number.NaN] })).rejects.toThrow(RangeError);
+    await expect(native.execute({ sql: "select ?", args: [undefined as never] })).rejects.toThrow(TypeError);
+    expect((await native.execute({ sql: "select ? as at, ? as yes", args: [new Date(5), true] })).rows[0]).toMatchObject({ at: 5, yes: 1 });
+  });
+
+  it("fails with @libsql/client's error and codes, and a failed batch keeps nothing", async () => {
+    await native.execute(insert(1, "one"));
+    const failed = await native.batch([insert(2, "two"), insert(3, "one")], "write").catch((e: unknown) => e);
+    const expected = await plain.batch([insert(2, "two"), insert(3, "one")], "write").catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(LibsqlBatchError);
+    expect(failed).toMatchObject({ code: "SQLITE_CONSTRAINT", extendedCode: "SQLITE_CONSTRAINT_UNIQUE", statementIndex: 1, message: (expected as Error).message });
+    expect((await plain.execute("select id from notes")).rows.map((r) => r.id)).toEqual([1]);
+    // The connection is usable after the failure: no transaction was left open.
+    await native.batch([insert(2, "two")], "write");
+    expect((await plain.execute("select count(*) as n from tags")).rows[0]!.n).toBe(2);
+    await expect(native.execute("select * from nowhere")).rejects.toMatchObject({ code: "SQLITE_ERROR" });
+    await expect(native.execute({ sql: "insert into tags (note_id, tag) values (?, 'x')", args: [99] })).rejects.toMatchObject({ extendedCode: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+  });
+
+  it("prepares each statement once on its connection, BEGIN and COMMIT included", async () => {
+    for (let i = 1; i <= 3; i++) await native.batch([insert(i, `note ${i}`), { sql: "select count(*) from tags", args: [] }], "write");
+    expect(prepared.filter((sql) => sql.startsWith("insert into notes"))).toHaveLength(1);
+    expect(prepared.filter((sql) => sql === "BEGIN IMMEDIATE" || sql === "COMMIT")).toHaveLength(2);
+    expect((await plain.execute("select count(*) as n from notes")).rows[0]!.n).toBe(3);
+  });
+
+  it("keeps working when more distinct statements have run than it keeps prepared", async () => {
+    for (let i = 0; i < 1100; i++) expect((await native.execute(`select ${i} as v`)).rows[0]!.v).toBe(i);
+    expect((await native.execute("select 0 as v")).rows[0]!.v).toBe(0);
+  });
+});
