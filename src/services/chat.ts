@@ -2,7 +2,7 @@ import { and, asc, desc, eq, lte, sql, type Placeholder } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
 import { randomId, sha256Hex } from "../auth/encoding";
 import { bound, perDb, type Db } from "../runtime/db";
-import { ApiError } from "../http/errors";
+import { ApiError, excerpt } from "../http/errors";
 import type { ChatMessage } from "../models/adapter";
 import type { RegisteredModel } from "../models/registry";
 import { contexts, messages } from "../../schema/index";
@@ -127,7 +127,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
       bound(prepared.history, { contextId, userId, budget: Math.max(0, historyBudget(widest, input.message)) }),
     ];
     extension.explainRefusal = ([context]) =>
-      (context as unknown[]).length === 0 ? new ApiError(404, `context ${contextId} not found`) : undefined;
+      (context as unknown[]).length === 0 ? new ApiError(404, `context ${excerpt(contextId)} not found`) : undefined;
   }
   const idempotency = input.idempotencyKey
     ? { key: input.idempotencyKey, fingerprint: input.fingerprint ?? (await chatFingerprint(input)) }
@@ -172,7 +172,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
     },
     explainStoreFailure(err) {
       if (!isNew && /FOREIGN KEY/i.test(String((err as Error)?.message ?? err))) {
-        return new ApiError(404, `context ${contextId} was deleted while the model was answering; nothing was charged`);
+        return new ApiError(404, `context ${excerpt(contextId)} was deleted while the model was answering; nothing was charged`);
       }
       return undefined;
     },
