@@ -194,6 +194,15 @@ describe("requests that are refused", () => {
     expect(body.message).not.toMatch(/gpt-4o-mini/); // not configured here
   });
 
+  it("quotes an unknown model and an unknown context as short printable excerpts", async () => {
+    const token = await h.signIn("chat-quotes");
+    const model = await expectError(await send(token, { message: "hi", model: `a\u0001${"m".repeat(98)}` }), 400);
+    expect(model.message).toMatch(new RegExp(`^unknown model 'a\\\\u0001${"m".repeat(58)}…'; available models: svc-70b, `));
+    const context = await expectError(await send(token, { message: "hi", contextId: `ctx\u0007${"c".repeat(96)}` }), 404);
+    expect(context.message).toBe(`context ctx\\u0007${"c".repeat(56)}… not found`);
+    expect(await creditsUsed(token)).toBe(0);
+  });
+
   it("answers 503 saying what to configure for a model without credentials, and charges nothing", async () => {
     const token = await h.signIn("chat-unconfigured");
     await expectError(await send(token, { message: "hi", model: "llama-3.1-8b-instant" }), 503, /not configured.*GROQ_API_KEY/);

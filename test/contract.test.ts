@@ -420,32 +420,6 @@ async function check(method: string, path: string, op: Operation, c: Case) {
   if (verdict !== null && res.status >= 500) found(`a request the document calls invalid (${verdict}) failed with ${res.status}`);
 }
 
-// The chat routes' schemas and messages are being reworked on the chat-core branch: what
-// the walk finds there is checked against this list of known findings instead (a new one
-// fails; one that is fixed drops out of the list's use silently, so prune it when merging).
-const isChatRoute = (operation: string) => operation === "POST /chat/send" || / \/v1\//.test(operation);
-const knownOnChatRoutes = [
-  // Documented as number/integer, accepted as null (the zod schema is nullable, the document is not).
-  "POST /v1/chat/completions | body temperature: null",
-  "POST /v1/chat/completions | body top_p: null",
-  "POST /v1/chat/completions | body max_tokens: null",
-  "POST /v1/chat/completions | body max_completion_tokens: null",
-  "POST /v1/chat/completions | body n: null",
-  // Documented as any string; only "text" is taken.
-  "POST /v1/chat/completions | body response_format.type: 10,000 characters",
-  "POST /v1/chat/completions | body response_format.type: a control character",
-  // Documented as 1..32,000 characters; a blank message is refused.
-  "POST /chat/send | body message: only spaces",
-  // services/completions.ts and services/chat.ts quote model names and context ids whole,
-  // control characters included.
-  "GET /v1/models/{model} | path model: 10,000 characters",
-  "GET /v1/models/{model} | path model: a control character",
-  "POST /v1/chat/completions | body model: a control character",
-  "POST /v1/chat/completions | body context_id: a control character",
-  "POST /chat/send | body model: a control character",
-  "POST /chat/send | body contextId: a control character",
-];
-
 describe("the contract walk over /openapi.json", () => {
   it("answers every operation's examples and boundary values as the document says", async () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
@@ -461,13 +435,7 @@ describe("the contract walk over /openapi.json", () => {
     console.log(`contract walk: ${operations} operations, ${requests} requests`, Object.fromEntries([...tally].sort()));
     expect(operations).toBeGreaterThanOrEqual(31);
     expect(requests).toBeGreaterThan(350);
-    expect(findings.filter((f) => !isChatRoute(f.operation))).toEqual([]);
-  });
-
-  it("finds nothing on the chat routes beyond the findings known to the chat-core branch", () => {
-    const theirs = findings.filter((f) => isChatRoute(f.operation));
-    if (theirs.length > 0) console.warn(`contract walk, chat routes:\n${theirs.map((f) => `${f.operation} | ${f.case}: ${f.problem}`).join("\n")}`);
-    expect(theirs.map((f) => `${f.operation} | ${f.case}`).filter((name) => !knownOnChatRoutes.includes(name))).toEqual([]);
+    expect(findings.map((f) => `${f.operation} | ${f.case}: ${f.problem}`)).toEqual([]);
   });
 
   it("has every operation of the document described in docs/api.md", () => {

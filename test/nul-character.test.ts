@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
+import { parseSse } from "./support/sse";
 
 // SQLite stores U+0000 inside TEXT, but the embedded libSQL binding reads such text back cut
 // at the first NUL, and SQLite leaves functions over it (length, FTS5) undefined. Every
@@ -96,6 +97,13 @@ describe("a string with U+0000", () => {
     await expectNulRefused(res, "preferences");
   });
 
+  it("names a long or unusual key on the way as a short printable excerpt", async () => {
+    const long = await h.request("/me", { method: "PATCH", token: alice, json: { preferences: { ["k".repeat(10_000)]: "a\u0000" } } });
+    await expectNulRefused(long, `preferences.${"k".repeat(60)}…`);
+    const odd = await h.request("/me", { method: "PATCH", token: alice, json: { 'say "hi"\u0001': "a\u0000" } });
+    await expectNulRefused(odd, '"say \\"hi\\"\\u0001"');
+  });
+
   it("names the field of a lone surrogate escape too", async () => {
     const res = await h.request("/plants", { method: "POST", token: alice, json: '{"id":10,"name":"ok","tag":"\\ud800"}' });
     const body = await expectError(res, 400, /surrogate/);
@@ -131,5 +139,84 @@ describe("text around U+0000's neighbours", () => {
     expect(context.status).toBe(201);
     const { id } = (await context.json()) as { id: string };
     expect(((await (await h.request(`/contexts/${id}`, { token: alice })).json()) as { name: string }).name).toBe(name);
+  });
+});
+
+describe("a model reply with U+0000", () => {
+  // What the model sends, and what the service passes on, streams, returns and stores:
+  // every NUL replaced by U+FFFD, nothing cut, everything else as sent.
+  const SENT = "\u0000Water\u0000it when the top inch is dry.\u0000 \u{1F331}\u0000";
+  const PASSED_ON = "\uFFFDWater\uFFFDit when the top inch is dry.\uFFFD \u{1F331}\uFFFD";
+
+  let bob: string;
+  beforeAll(async () => {
+    bob = await h.signIn("bob");
+    up.reply = () => SENT;
+  });
+  afterAll(() => {
+    up.reply = (req) => `echo: ${req.body.messages.at(-1)?.content ?? ""}`;
+  });
+
+  /** The context's messages as GET /contexts/{id} returns them: what was stored. */
+  async function stored(contextId: string) {
+    const res = await h.request(`/contexts/${contextId}`, { token: bob });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { messages: Array<{ role: string; content: string }> }).messages.map((m) => [m.role, m.content]);
+  }
+
+  const streamedText = (text: string, pick: (data: any) => string | undefined) =>
+    parseSse(text)
+      .filter((e) => e.event === "message" && e.data !== "[DONE]")
+      .map((e) => pick(JSON.parse(e.data)) ?? "")
+      .join("");
+
+  it("reaches the client of POST /chat/send with U+FFFD for each NUL, and is stored whole", async () => {
+    const res = await h.request("/chat/send", { method: "POST", token: bob, json: { message: "When?" } });
+    expect(res.status).toBe(200);
+    const reply = (await res.json()) as { response: string; contextId: string };
+    expect(reply.response).toBe(PASSED_ON);
+    expect(await stored(reply.contextId)).toEqual([
+      ["user", "When?"],
+      ["assistant", PASSED_ON],
+    ]);
+  });
+
+  it("is streamed by POST /chat/send with U+FFFD for each NUL, and is stored whole", async () => {
+    const res = await h.request("/chat/send", { method: "POST", token: bob, json: { message: "When, streamed?", stream: true } });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(streamedText(text, (d: { delta?: string }) => d.delta)).toBe(PASSED_ON);
+    const done = parseSse(text).find((e) => e.event === "done")!;
+    const { contextId } = JSON.parse(done.data) as { contextId: string };
+    expect(await stored(contextId)).toEqual([
+      ["user", "When, streamed?"],
+      ["assistant", PASSED_ON],
+    ]);
+  });
+
+  it("reaches the client of /v1/chat/completions with U+FFFD for each NUL, streamed or not, and a context stores it whole", async () => {
+    const started = (await (await h.request("/contexts", { method: "POST", token: bob, json: { name: "v1" } })).json()) as { id: string };
+    const complete = (json: object) => h.request("/v1/chat/completions", { method: "POST", token: bob, json: { model: "svc-70b", ...json } });
+
+    const whole = await complete({ messages: [{ role: "user", content: "Whole?" }], context_id: started.id });
+    expect(whole.status).toBe(200);
+    expect(((await whole.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe(PASSED_ON);
+
+    const streamed = await complete({ messages: [{ role: "user", content: "Streamed?" }], context_id: started.id, stream: true });
+    expect(streamed.status).toBe(200);
+    const text = await streamed.text();
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    expect(streamedText(text, (d: { choices: Array<{ delta: { content?: string } }> }) => d.choices[0]?.delta.content)).toBe(PASSED_ON);
+
+    expect(await stored(started.id)).toEqual([
+      ["user", "Whole?"],
+      ["assistant", PASSED_ON],
+      ["user", "Streamed?"],
+      ["assistant", PASSED_ON],
+    ]);
+
+    // Without a context nothing is stored, and the client still gets the same text.
+    const stateless = await complete({ messages: [{ role: "user", content: "Stateless?" }] });
+    expect(((await stateless.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe(PASSED_ON);
   });
 });

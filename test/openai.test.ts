@@ -174,6 +174,29 @@ describe("POST /v1/chat/completions", () => {
     expect(lastUpstreamBody()).toMatchObject({ max_tokens: 20, temperature: 1 });
   });
 
+  it("takes null for an optional setting as its default, as OpenAI does, and documents that", async () => {
+    const { client } = await signUp("nulls");
+    const nulls = { temperature: null, top_p: null, max_tokens: null, max_completion_tokens: null, n: null, stop: null };
+    const reply = await client.chat.completions.create({ ...hello, ...nulls });
+    expect(reply.choices[0]!.message.content).toBe("echo: How often should I water a fern?");
+    const sent = lastUpstreamBody();
+    for (const name of ["temperature", "top_p", "max_tokens", "stop"]) expect(sent, name).not.toHaveProperty(name);
+
+    // A null max_completion_tokens leaves max_tokens in force.
+    await client.chat.completions.create({ ...hello, max_completion_tokens: null, max_tokens: 12 });
+    expect(lastUpstreamBody()).toMatchObject({ max_tokens: 12 });
+
+    const doc = (await (await h.request("/openapi.json")).json()) as { components: { schemas: Record<string, { properties: Record<string, { type: unknown }> }> } };
+    const fields = doc.components.schemas.ChatCompletionRequest!.properties;
+    expect(Object.fromEntries(Object.keys(nulls).filter((k) => k !== "stop").map((k) => [k, fields[k]!.type]))).toEqual({
+      temperature: ["number", "null"],
+      top_p: ["number", "null"],
+      max_tokens: ["integer", "null"],
+      max_completion_tokens: ["integer", "null"],
+      n: ["integer", "null"],
+    });
+  });
+
   it("hands an Anthropic model the system prompt apart, the request's max_tokens and a temperature on its scale", async () => {
     const { client } = await signUp("anthropic");
     const reply = await client.chat.completions.create({
@@ -201,6 +224,22 @@ describe("POST /v1/chat/completions", () => {
     expect(err.type).toBe("not_found_error");
     expect(err.message).toMatch(/gpt-7.*svc-70b/);
     expect(err.requestID).toMatch(/\S/); // X-Request-Id, for reporting
+    expect(await creditsUsed(token)).toBe(0);
+  });
+
+  it("quotes an unknown model and an unknown context as short printable excerpts", async () => {
+    const { client, token } = await signUp("quotes");
+    const model = await rejection(client.chat.completions.create({ ...hello, model: `g\u0001${"p".repeat(198)}` }));
+    expect(model.status).toBe(404);
+    expect(model.error).toMatchObject({ message: expect.stringMatching(new RegExp(`^model 'g\\\\u0001${"p".repeat(58)}…' does not exist; available models: svc-70b`)) });
+    const retrieved = await rejection(client.models.retrieve(`x\u001b${"y".repeat(9_999)}`));
+    expect(retrieved.status).toBe(404);
+    expect((retrieved.error as { message: string }).message).toMatch(new RegExp(`^model 'x\\\\u001b${"y".repeat(58)}…' does not exist`));
+    const context = await rejection(
+      client.chat.completions.create({ ...hello, context_id: `ctx\u0002${"c".repeat(96)}` } as OpenAI.ChatCompletionCreateParamsNonStreaming),
+    );
+    expect(context.code).toBe("context_not_found");
+    expect((context.error as { message: string }).message).toBe(`context ctx\\u0002${"c".repeat(56)}… not found`);
     expect(await creditsUsed(token)).toBe(0);
   });
 
@@ -300,6 +339,8 @@ describe("POST /v1/chat/completions", () => {
       [{ temperature: 3 }, "temperature"],
       [{ logprobs: true }, "logprobs"],
       [{ response_format: { type: "json_object" } }, "response_format.type"],
+      [{ response_format: { type: "json_schema", json_schema: { name: "plant", schema: { type: "object" } } } }, "response_format.type"],
+      [{ modalities: ["text", "audio"] }, "modalities[1]"],
       [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/fern.png" } }] }] }, "messages[0].content[0].type"],
       [{ messages: [{ role: "tool", content: "42", tool_call_id: "call_1" }] }, "messages[0].role"],
       [{ messages: [{ role: "system", content: "Only a system message." }] }, "messages"],
@@ -310,6 +351,11 @@ describe("POST /v1/chat/completions", () => {
       expect(err, param).toBeInstanceOf(BadRequestError);
       expect(err.type).toBe("invalid_request_error");
       expect(err.param, JSON.stringify(change)).toBe(param);
+      if (param.startsWith("response_format")) {
+        expect((err.error as { message: string }).message).toBe(
+          "invalid request body: response_format.type: only 'text' is supported; ask for JSON in the messages instead",
+        );
+      }
     }
     const noModel = await rejection(client.chat.completions.create({ messages: hello.messages } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming));
     expect(noModel.param).toBe("model");

@@ -2,7 +2,7 @@ import { parse } from "lossless-json";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../runtime/deps";
-import { ApiError } from "./errors";
+import { ApiError, excerpt } from "./errors";
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -70,10 +70,14 @@ function unstorable(text: string): string | null {
   return null;
 }
 
-/** `messages[1].content`: where a value sits in the body, as a client would write it. */
+/**
+ * `messages[1].content`: where a value sits in the body, as a client would write it. A key
+ * is quoted as an excerpt, like every echo of input: the message stays short however long
+ * the key.
+ */
 function pathOf(path: string, key: string | number): string {
   if (typeof key === "number") return `${path}[${key}]`;
-  const step = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key);
+  const step = /^[A-Za-z_$][\w$]*$/.test(key) ? excerpt(key) : `"${excerpt(key.replace(/["\\]/g, "\\$&"))}"`;
   return path === "" ? step : `${path}.${step}`;
 }
 

@@ -14,7 +14,9 @@ const ChatSendSchema = z
   .object({
     message: z
       .string()
-      .refine((m) => m.trim() !== "", "must not be empty or blank")
+      // A message with nothing but whitespace asks the model nothing: refused, and the
+      // document says so (the pattern).
+      .regex(/\S/, "must not be empty or blank")
       // Characters, not UTF-16 units: an emoji counts once.
       .refine((m) => [...m].length <= MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`)
       .openapi({ example: "How often should I water a monstera?", minLength: 1, maxLength: MAX_MESSAGE_CHARS }),

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { SSEMessage } from "hono/streaming";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
+import { excerpt } from "../http/errors";
 import type { ChatMessage, Sampling } from "../models/adapter";
 import type { Completion, CompletionMeta } from "../services/completions";
 
@@ -41,16 +42,29 @@ const MessageSchema = z
 
 const unset = (v: unknown) => v === undefined || v === null;
 
-/** A JSON number: the body parser hands integers over as bigint (it keeps int64 ids exact), fractions as numbers. */
-function jsonNumber(schema: z.ZodNumber, type: "number" | "integer" = "number") {
-  // The document shows the bounds the piped schema checks (not those of a safe integer).
+/**
+ * An optional JSON number that may also be null, which means "the default", as OpenAI's
+ * API and SDKs take it. The body parser hands integers over as bigint (it keeps int64 ids
+ * exact), fractions as numbers.
+ */
+function optionalNumber(schema: z.ZodNumber, type: "number" | "integer" = "number") {
+  // The document shows the bounds the piped schema checks (not those of a safe integer),
+  // and null among the types: the hand-set type would otherwise hide the nullable.
   const bound = (v: number | null) => (v === null || Math.abs(v) === Number.MAX_SAFE_INTEGER ? undefined : v);
   return z
     .custom<number | bigint>((v) => typeof v === "number" || typeof v === "bigint", { message: "must be a number" })
     .transform((v) => Number(v))
     .pipe(schema)
-    .openapi({ type, minimum: bound(schema.minValue), maximum: bound(schema.maxValue) });
+    .nullable()
+    .optional()
+    .openapi({ type: [type, "null"], minimum: bound(schema.minValue), maximum: bound(schema.maxValue) });
 }
+
+/** The error of a field whose only value is "text" (zod reports any other input, missing too, as a wrong value). */
+function onlyText(hint?: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : `only 'text' is supported${hint ? `; ${hint}` : ""}`);
+}
+
 const noTools = "tool calling is not supported by this service; send the request without tools";
 
 export const ChatCompletionRequestSchema = z
@@ -59,22 +73,25 @@ export const ChatCompletionRequestSchema = z
     messages: z.array(MessageSchema).min(1, "must hold at least one message"),
     stream: z.boolean().nullable().optional(),
     stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
-    temperature: jsonNumber(z.number().min(0).max(2)).nullable().optional(),
-    top_p: jsonNumber(z.number().min(0).max(1)).nullable().optional(),
-    max_tokens: jsonNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer")
-      .nullable()
-      .optional()
-      .openapi({ description: "Deprecated by OpenAI in favour of max_completion_tokens; both are taken" }),
-    max_completion_tokens: jsonNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer").nullable().optional(),
+    temperature: optionalNumber(z.number().min(0).max(2)),
+    top_p: optionalNumber(z.number().min(0).max(1)),
+    max_tokens: optionalNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer").openapi({
+      description: "Deprecated by OpenAI in favour of max_completion_tokens; both are taken",
+    }),
+    max_completion_tokens: optionalNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer"),
     stop: z.union([z.string(), z.array(z.string()).max(4, "must hold at most 4 sequences")]).nullable().optional(),
-    n: jsonNumber(z.number().int(), "integer").nullable().optional().openapi({ minimum: 1, maximum: 1, description: "Only 1" }),
+    n: optionalNumber(z.number().int(), "integer").openapi({ minimum: 1, maximum: 1, description: "Only 1" }),
     tools: z.array(z.unknown()).nullable().optional().openapi({ description: "Refused when not empty" }),
     functions: z.array(z.unknown()).nullable().optional().openapi({ description: "Refused when not empty" }),
     tool_choice: z.unknown().optional(),
     function_call: z.unknown().optional(),
     logprobs: z.boolean().nullable().optional().openapi({ description: "Refused when true" }),
-    response_format: z.object({ type: z.string() }).nullable().optional().openapi({ description: "Only `text`" }),
-    modalities: z.array(z.string()).nullable().optional().openapi({ description: "Only `text`" }),
+    response_format: z
+      .object({ type: z.enum(["text"], { error: onlyText("ask for JSON in the messages instead") }) })
+      .nullable()
+      .optional()
+      .openapi({ description: "Only `text`: no structured output (`json_object`, `json_schema`)" }),
+    modalities: z.array(z.enum(["text"], { error: onlyText() })).nullable().optional(),
     audio: z.unknown().optional(),
     context_id: z
       .string()
@@ -93,10 +110,6 @@ export const ChatCompletionRequestSchema = z
     if (!unset(body.tool_choice) && body.tool_choice !== "none" && body.tool_choice !== "auto") refuse(["tool_choice"], noTools);
     if (!unset(body.function_call) && body.function_call !== "none" && body.function_call !== "auto") refuse(["function_call"], noTools);
     if (body.logprobs === true) refuse(["logprobs"], "log probabilities are not supported by this service");
-    if (body.response_format && body.response_format.type !== "text") {
-      refuse(["response_format", "type"], "only 'text' is supported; ask for JSON in the messages instead");
-    }
-    if (body.modalities?.some((m) => m !== "text")) refuse(["modalities"], "only 'text' is supported");
     if (!unset(body.audio)) refuse(["audio"], "audio output is not supported by this service");
 
     body.messages.forEach((m, i) => {
@@ -106,7 +119,7 @@ export const ChatCompletionRequestSchema = z
         m.content.forEach((part, j) => {
           const text = part.type === "text" ? part.text : part.type === "refusal" ? part.refusal : undefined;
           if (typeof text !== "string") {
-            refuse(["messages", i, "content", j, "type"], `only text content is supported, not '${part.type}'`);
+            refuse(["messages", i, "content", j, "type"], `only text content is supported, not '${excerpt(part.type)}'`);
           }
         });
       }

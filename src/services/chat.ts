@@ -2,7 +2,7 @@ import { and, desc, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
 import { randomId, sha256Hex } from "../auth/encoding";
 import { bound, boundRows, perDb, type Db } from "../runtime/db";
-import { ApiError } from "../http/errors";
+import { ApiError, excerpt } from "../http/errors";
 import type { ChatMessage } from "../models/adapter";
 import type { RegisteredModel } from "../models/registry";
 import { contexts, messages } from "../../schema/index";
@@ -120,7 +120,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
       boundRows(prepared.history, { contextId, userId }, (row) => ({ role: row[0] as ChatMessage["role"], content: row[1] as string })),
     ];
     extension.explainRefusal = ([context]) =>
-      (context as unknown[]).length === 0 ? new ApiError(404, `context ${contextId} not found`) : undefined;
+      (context as unknown[]).length === 0 ? new ApiError(404, `context ${excerpt(contextId)} not found`) : undefined;
   }
   const idempotency = input.idempotencyKey
     ? { key: input.idempotencyKey, fingerprint: input.fingerprint ?? (await chatFingerprint(input)) }
@@ -165,7 +165,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
     },
     explainStoreFailure(err) {
       if (!isNew && /FOREIGN KEY/i.test(String((err as Error)?.message ?? err))) {
-        return new ApiError(404, `context ${contextId} was deleted while the model was answering; nothing was charged`);
+        return new ApiError(404, `context ${excerpt(contextId)} was deleted while the model was answering; nothing was charged`);
       }
       return undefined;
     },

@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/credentials";
 import { encodeBase64url, sha256Hex } from "../auth/encoding";
-import { ApiError } from "../http/errors";
+import { ApiError, excerpt } from "../http/errors";
 import type { ChatMessage, ModelOutcome, Sampling } from "../models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../models/registry";
 import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./chat";
@@ -61,7 +61,7 @@ export function knownModel(models: ModelRegistry, id: string): RegisteredModel {
   const offered = models.list().filter((m) => m.available).map((m) => m.id);
   throw new OpenAiApiError(
     404,
-    `model '${id}' does not exist${offered.length > 0 ? `; available models: ${offered.join(", ")}` : ""} (GET /v1/models lists them)`,
+    `model '${excerpt(id)}' does not exist${offered.length > 0 ? `; available models: ${offered.join(", ")}` : ""} (GET /v1/models lists them)`,
     "model_not_found",
     "model",
   );

@@ -4,7 +4,7 @@ import type { Principal } from "../auth/credentials";
 import { randomId } from "../auth/encoding";
 import type { Config } from "../runtime/config";
 import { bound, perDb, type Db } from "../runtime/db";
-import { ApiError } from "../http/errors";
+import { ApiError, excerpt } from "../http/errors";
 import type { Logger } from "../runtime/log";
 import { UpstreamError, type ChatMessage, type ModelRequest } from "../models/adapter";
 import { DEFAULT_MODEL_ID } from "../models/catalog";
@@ -51,7 +51,7 @@ export function requireModel(models: ModelRegistry, id: string): RegisteredModel
   if (!model) {
     const available = models.list().filter((m) => m.available);
     const offered = (available.length > 0 ? available : models.list()).map((m) => m.id).join(", ");
-    throw new ApiError(400, `unknown model '${id}'; available models: ${offered}`);
+    throw new ApiError(400, `unknown model '${excerpt(id)}'; available models: ${offered}`);
   }
   if (!model.available) throw unavailable(model);
   return model;
@@ -269,6 +269,16 @@ interface Charge extends HeldCharge {
   allowance: number;
 }
 
+/**
+ * The model's text as the service passes it on: U+0000 becomes U+FFFD (the replacement
+ * character). The embedded libSQL driver reads text back cut at a NUL, so a reply holding
+ * one would be stored shorter than it was streamed; replaced here, before it is streamed,
+ * returned or stored, all three agree, and every other character passes unchanged.
+ */
+function fromModel(text: string): string {
+  return text.replaceAll("\u0000", "\uFFFD");
+}
+
 /** A timeout that restarts whenever the upstream makes progress, merged with the client's signal. */
 function createDeadline(ms: number, client: AbortSignal) {
   const timer = new AbortController();
@@ -361,13 +371,14 @@ export class Exchange {
           const upstream = await this.model.adapter!.stream(request);
           deadline.touch();
           yield { type: "started" };
-          for await (const delta of upstream) {
+          for await (const piece of upstream) {
             deadline.touch();
+            const delta = fromModel(piece);
             text += delta;
             yield { type: "delta", text: delta };
           }
         } else {
-          text = await this.model.adapter!.complete(request);
+          text = fromModel(await this.model.adapter!.complete(request));
         }
       } catch (err) {
         throw await this.#fail(err, deadline);
