@@ -22,6 +22,7 @@ import { audioRoutes } from "./routes/audio";
 import { clientConfigRoutes } from "./routes/client-config";
 import { docsRoutes } from "./routes/docs";
 import { localLoginRoutes } from "./routes/local-login";
+import { plainResponseHeaders } from "./http/response-headers";
 import { serveClientFile, serveClientPage } from "./http/web-client";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
@@ -31,15 +32,8 @@ export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
 export function createApp(resolveDeps: DepsResolver) {
   const app = createRouter();
 
+  app.use(plainResponseHeaders);
   app.use(requestId());
-  // API.md: JSON is `application/json; charset=utf-8`. Set where the JSON is made, so no
-  // middleware rewrites the response afterwards (on Node that turns @hono/node-server's
-  // lightweight Response into a full one); a 204 from c.body(null, 204) carries no type.
-  app.use(async (c, next) => {
-    c.json = ((object: unknown, arg?: number | ResponseInit, headers?: Record<string, string>) =>
-      c.newResponse(JSON.stringify(object), arg as never, { "Content-Type": JSON_UTF8, ...headers })) as typeof c.json;
-    await next();
-  });
   app.use(async (c, next) => {
     c.set("deps", await resolveDeps(c));
     await next();
@@ -105,9 +99,9 @@ export function createApp(resolveDeps: DepsResolver) {
     if (err instanceof ApiError) error = err;
     else if (err instanceof HTTPException && err.status < 500) error = new ApiError(err.status as 400, err.message || "bad request");
     else {
-      const log = c.var.deps?.log ?? console;
-      log.error("unhandled error", { requestId: c.var.requestId, method: c.req.method, path: c.req.path, err });
-      error = new ApiError(500, `internal error; quote request id ${c.var.requestId} when reporting it`);
+      const log = c.get("deps")?.log ?? console;
+      log.error("unhandled error", { requestId: c.get("requestId"), method: c.req.method, path: c.req.path, err });
+      error = new ApiError(500, `internal error; quote request id ${c.get("requestId")} when reporting it`);
     }
     if (isOpenAiSurface(c.req.path)) {
       // A model that is not configured stays so: the SDKs' automatic retries would only repeat it.
@@ -125,14 +119,13 @@ export type App = ReturnType<typeof createApp>;
 /** /v1 answers in OpenAI's error shape, everything else in the Error body. */
 const isOpenAiSurface = (path: string) => path === "/v1" || path.startsWith("/v1/");
 
-const JSON_UTF8 = "application/json; charset=utf-8";
-
 // Credentials travel in headers, never cookies, so browsers may call from any origin
 // unless CORS_ORIGINS narrows it. Hono's cors() answers preflights; on other requests the
-// headers are set before the handler runs, never on c.res afterwards (see the JSON note).
+// headers are set before the handler runs, never on c.res afterwards, which on Node would
+// turn @hono/node-server's lightweight Response into a full one.
 const corsOptions = {
   origin: (origin: string, c: Context<AppEnv>) => {
-    const allowed = c.var.deps.config.CORS_ORIGINS;
+    const allowed = c.get("deps").config.CORS_ORIGINS;
     return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
   },
   allowHeaders: ["Authorization", "Content-Type", "X-API-Key", "Idempotency-Key"],

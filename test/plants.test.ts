@@ -215,9 +215,27 @@ describe("errors everywhere", () => {
     expect(get.headers.get("access-control-expose-headers")).toMatch(/X-Request-Id/);
   });
 
-  it("carries X-Request-Id on every reply", async () => {
-    expect((await h.request("/health")).headers.get("x-request-id")).toBeTruthy();
-    expect((await h.request("/nope")).headers.get("x-request-id")).toBeTruthy();
+  it("carries X-Request-Id and the CORS headers on every reply, whoever built it", async () => {
+    await post(alice, { id: 951, name: "x" });
+    const replies = {
+      json: await h.request("/health"),
+      "not found": await h.request("/nope"),
+      "method not allowed": await h.request("/plants", { method: "PUT", token: alice }),
+      "no content": await h.request("/plants/951", { method: "DELETE", token: alice }),
+      html: await h.request("/docs"),
+      "a page with a Link": await h.request("/plants?limit=1", { token: alice }),
+      preflight: await h.request("/plants", { method: "OPTIONS", headers: { Origin: "https://app.example", "Access-Control-Request-Method": "GET" } }),
+    };
+    for (const [kind, res] of Object.entries(replies)) {
+      expect(res.headers.get("x-request-id"), kind).toMatch(/^[\w-]{20,}$/);
+      expect(res.headers.get("access-control-allow-origin"), kind).toBe("*");
+      expect(res.headers.get("vary"), kind).toMatch(/Origin/);
+    }
+    expect(replies["method not allowed"].headers.get("allow")).toBe("POST, GET, HEAD");
+    expect(replies["a page with a Link"].headers.get("link")).toMatch(/rel="next"/);
+    expect(replies.html.headers.get("content-type")).toBe("text/html; charset=UTF-8");
+    // A client's own id is kept, so a request can be followed across services.
+    expect((await h.request("/health", { headers: { "X-Request-Id": "trace-42" } })).headers.get("x-request-id")).toBe("trace-42");
   });
 
   it("serves health and the OpenAPI 3.1 document with the plant paths", async () => {

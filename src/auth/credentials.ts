@@ -28,7 +28,7 @@ function unauthorized(message: string, error?: "invalid_request" | "invalid_toke
  * trip; an API key costs one indexed read.
  */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const { db, verifyJwt, now, log, rateLimiter } = c.var.deps;
+  const { db, verifyJwt, now, log, rateLimiter } = c.get("deps");
 
   let key: Awaited<ReturnType<typeof findApiKey>> = null;
   try {
@@ -53,7 +53,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
     throw err;
   }
 
-  const verdict = rateLimiter.take(c.var.principal.userId, now());
+  const verdict = rateLimiter.take(c.get("principal").userId, now());
   if (!verdict.ok) {
     throw new ApiError(
       429,
@@ -84,7 +84,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
  */
 async function countFailure(c: Context<AppEnv>): Promise<void> {
   if (c.req.header("X-API-Key") === undefined && c.req.header("Authorization") === undefined) return;
-  const { authFailureLimiter, clientAddress, now } = c.var.deps;
+  const { authFailureLimiter, clientAddress, now } = c.get("deps");
   const client = clientAddress?.(c);
   if (!client) return;
   const verdict = await authFailureLimiter.take(clientKey(client), now());
@@ -99,7 +99,7 @@ async function countFailure(c: Context<AppEnv>): Promise<void> {
 
 /** For what only a signed-in person may do (managing API keys): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.var.principal?.via !== "jwt") {
+  if (c.get("principal")?.via !== "jwt") {
     throw new ApiError(403, "API keys cannot manage API keys; sign in with your identity provider's access token");
   }
   await next();

@@ -47,14 +47,14 @@ function fileReply(c: Context<AppEnv>, path: string, file: Response): Response {
   headers.set("Cache-Control", path.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache");
   headers.set("X-Content-Type-Options", "nosniff");
   if (headers.get("Content-Type")?.startsWith("text/html")) {
-    for (const [name, value] of Object.entries(htmlSecurityHeaders(c.var.deps.config))) headers.set(name, value);
+    for (const [name, value] of Object.entries(htmlSecurityHeaders(c.get("deps").config))) headers.set(name, value);
   }
   return new Response(c.req.method === "HEAD" ? null : file.body, { status: 200, headers });
 }
 
 /** A GET or HEAD of a file the client's build holds, or undefined. */
 export async function serveClientFile(c: Context<AppEnv>): Promise<Response | undefined> {
-  const assets = c.var.deps?.assets;
+  const assets = c.get("deps")?.assets;
   if (!assets || (c.req.method !== "GET" && c.req.method !== "HEAD") || c.req.path.endsWith("/")) return undefined;
   const file = await assets(c.req.path, c.req.header("Accept-Encoding"));
   return file && fileReply(c, c.req.path, file);
@@ -67,7 +67,7 @@ export async function serveClientFile(c: Context<AppEnv>): Promise<Response | un
  * path segment of every API route (`plants`, `v1`, ...).
  */
 export async function serveClientPage(c: Context<AppEnv>, apiSegments: ReadonlySet<string>): Promise<Response | undefined> {
-  const assets = c.var.deps?.assets;
+  const assets = c.get("deps")?.assets;
   if (!assets || (c.req.method !== "GET" && c.req.method !== "HEAD")) return undefined;
   if (!(c.req.header("Accept") ?? "").includes("text/html")) return undefined;
   const path = c.req.path;
@@ -78,6 +78,6 @@ export async function serveClientPage(c: Context<AppEnv>, apiSegments: ReadonlyS
     "<!doctype html><title>Web client not built</title><h1>The web client is not built</h1>" +
       "<p>Run <code>npm run build:web</code> (or set WEB_DIST_DIR to a built client) and reload. The API answers as usual.</p>",
     503,
-    { ...htmlSecurityHeaders(c.var.deps.config), "Cache-Control": "no-store" },
+    { ...htmlSecurityHeaders(c.get("deps").config), "Cache-Control": "no-store" },
   );
 }

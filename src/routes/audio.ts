@@ -12,7 +12,7 @@ const MIB = 1024 * 1024;
 
 // 503 before the body is read: without a provider there is nothing to upload to.
 const requireTranscriber = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.var.deps.transcriber) {
+  if (!c.get("deps").transcriber) {
     throw new ApiError(
       503,
       "speech to text is not configured: set STT_BASE_URL (an OpenAI-compatible …/v1) and STT_API_KEY, or bind Workers AI as AI",
@@ -73,7 +73,7 @@ export const audioRoutes = createRouter().openapi(transcriptionRoute, async (c) 
   if (file.size > MAX_AUDIO_BYTES) throw new ApiError(413, `the recording is over the ${MAX_AUDIO_BYTES / MIB} MiB limit`);
   const recording = { bytes: new Uint8Array(await file.arrayBuffer()), type: file.type, filename: file.name || "audio", language };
   try {
-    const text = await transcribe(c.var.deps.transcriber!, recording, c.var.deps.config.MODEL_TIMEOUT_MS);
+    const text = await transcribe(c.get("deps").transcriber!, recording, c.get("deps").config.MODEL_TIMEOUT_MS);
     return c.json({ text }, 200);
   } catch (err) {
     if (err instanceof AudioRejected) throw new ApiError(400, err.message);

@@ -98,13 +98,13 @@ const chatWire: WireFormat<ChatReply> = {
 
 export const chatRoutes = createRouter().openapi(send, async (c) => {
   const { message, model, contextId, stream } = c.req.valid("json");
-  const turn = await sendChat(c.var.deps, {
-    principal: c.var.principal,
+  const turn = await sendChat(c.get("deps"), {
+    principal: c.get("principal"),
     message,
     modelId: model,
     contextId,
     idempotencyKey: c.req.valid("header")["idempotency-key"],
-    requestId: c.var.requestId,
+    requestId: c.get("requestId"),
   }).catch((err: unknown) => {
     throw withReplyHeaders(err);
   });

@@ -35,7 +35,7 @@ const getClientConfig = createRoute({
 });
 
 export const clientConfigRoutes = createRouter().openapi(getClientConfig, (c) => {
-  const { config, transcriber } = c.var.deps;
+  const { config, transcriber } = c.get("deps");
   // Without an OpenID issuer the browser logs in locally (POST /auth/local); when a bare
   // JWKS or key is configured instead, that endpoint answers 404 and the client says so.
   const auth = config.AUTH_OIDC_ISSUER

@@ -202,41 +202,41 @@ const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} no
 export const contextRoutes = createRouter()
   .openapi(searchRoute, async (c) => {
     const { q, limit } = c.req.valid("query");
-    return c.json({ items: await searchContexts(c.var.deps.db, c.var.principal.userId, q, limit) }, 200);
+    return c.json({ items: await searchContexts(c.get("deps").db, c.get("principal").userId, q, limit) }, 200);
   })
   .openapi(listRoute, async (c) => {
     const { limit, cursor: after, groupId } = c.req.valid("query");
     const filter: GroupFilter =
       groupId === undefined ? { kind: "all" } : groupId === "none" ? { kind: "ungrouped" } : { kind: "group", groupId };
-    const page = await listContexts(c.var.deps.db, c.var.principal.userId, { limit, after, filter });
+    const page = await listContexts(c.get("deps").db, c.get("principal").userId, { limit, after, filter });
     if (!page) throw groupNotFound(groupId!);
     return c.json({ items: page.items, nextCursor: page.next && encodeCursor(page.next) }, 200);
   })
   .openapi(createContextRoute, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const input = c.req.valid("json");
-    const context = await createContext(db, c.var.principal, input, now());
+    const context = await createContext(db, c.get("principal"), input, now());
     if (!context) throw groupNotFound(input.groupId!);
     return c.json(context, 201);
   })
   .openapi(getRoute, async (c) => {
     const { id } = c.req.valid("param");
     const { limit, before } = c.req.valid("query");
-    const result = await getContext(c.var.deps.db, c.var.principal.userId, id, { limit, before });
+    const result = await getContext(c.get("deps").db, c.get("principal").userId, id, { limit, before });
     if (result.found) return c.json(result.context, 200);
     if (result.missing === "context") throw contextNotFound(id);
     throw new ApiError(400, `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
   })
   .openapi(patchRoute, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const { id } = c.req.valid("param");
     const patch = c.req.valid("json");
-    const result = await updateContext(db, c.var.principal.userId, id, patch, now());
+    const result = await updateContext(db, c.get("principal").userId, id, patch, now());
     if (result.found) return c.json(result.context, 200);
     throw result.missing === "context" ? contextNotFound(id) : groupNotFound(patch.groupId!);
   })
   .openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid("param");
-    if (!(await deleteContext(c.var.deps.db, c.var.principal.userId, id))) throw contextNotFound(id);
+    if (!(await deleteContext(c.get("deps").db, c.get("principal").userId, id))) throw contextNotFound(id);
     return c.body(null, 204);
   });

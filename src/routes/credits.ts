@@ -75,15 +75,15 @@ const usageMessages = authenticatedRoute({
 
 export const creditRoutes = createRouter()
   .openapi(credits, async (c) => {
-    const { db, now, config } = c.var.deps;
-    return c.json(await getCredits(db, c.var.principal.userId, now(), config.DAILY_CREDITS), 200);
+    const { db, now, config } = c.get("deps");
+    return c.json(await getCredits(db, c.get("principal").userId, now(), config.DAILY_CREDITS), 200);
   })
   .openapi(usage, async (c) => {
-    const { db, now } = c.var.deps;
-    return c.json({ days: await usageByDay(db, c.var.principal.userId, now(), c.req.valid("query").days) }, 200);
+    const { db, now } = c.get("deps");
+    return c.json({ days: await usageByDay(db, c.get("principal").userId, now(), c.req.valid("query").days) }, 200);
   })
   .openapi(usageMessages, async (c) => {
     const { limit, cursor: after } = c.req.valid("query");
-    const page = await listUsageMessages(c.var.deps.db, c.var.principal.userId, { limit, after });
+    const page = await listUsageMessages(c.get("deps").db, c.get("principal").userId, { limit, after });
     return c.json({ items: page.items, nextCursor: page.next && encodeCursor(page.next) }, 200);
   });

@@ -24,5 +24,5 @@ const PAGE = `<!doctype html>
 
 /** GET /docs: the OpenAPI document at /openapi.json, rendered. */
 export const docsRoutes = new Hono<AppEnv>().get("/docs", (c) =>
-  c.html(PAGE, 200, { ...htmlSecurityHeaders(c.var.deps.config), "Cache-Control": "no-cache" }),
+  c.html(PAGE, 200, { ...htmlSecurityHeaders(c.get("deps").config), "Cache-Control": "no-cache" }),
 );

@@ -66,8 +66,8 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
   const events = turn.events(AbortSignal.any([c.req.raw.signal, gone.signal]), true);
   const first = await events.next();
   chargedHeaders();
-  const { log } = c.var.deps;
-  const requestId = c.var.requestId;
+  const { log } = c.get("deps");
+  const requestId = c.get("requestId");
 
   const relay = async (sse: { writeSSE(m: SSEMessage): Promise<void>; aborted: boolean }) => {
     try {

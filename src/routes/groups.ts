@@ -76,25 +76,25 @@ const nameTaken = (name: string) =>
 const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found`);
 
 export const groupRoutes = createRouter()
-  .openapi(listRoute, async (c) => c.json({ items: await listGroups(c.var.deps.db, c.var.principal.userId) }, 200))
+  .openapi(listRoute, async (c) => c.json({ items: await listGroups(c.get("deps").db, c.get("principal").userId) }, 200))
   .openapi(createGroupRoute, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const { name } = c.req.valid("json");
-    const group = await createGroup(db, c.var.principal, name, now());
+    const group = await createGroup(db, c.get("principal"), name, now());
     if (!group) throw nameTaken(name);
     return c.json(group, 201);
   })
   .openapi(renameRoute, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const { id } = c.req.valid("param");
     const { name } = c.req.valid("json");
-    const result = await renameGroup(db, c.var.principal.userId, id, name, now());
+    const result = await renameGroup(db, c.get("principal").userId, id, name, now());
     if (result === "not-found") throw groupNotFound(id);
     if (result === "conflict") throw nameTaken(name);
     return c.json(result, 200);
   })
   .openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid("param");
-    if (!(await deleteGroup(c.var.deps.db, c.var.principal.userId, id))) throw groupNotFound(id);
+    if (!(await deleteGroup(c.get("deps").db, c.get("principal").userId, id))) throw groupNotFound(id);
     return c.body(null, 204);
   });

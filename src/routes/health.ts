@@ -18,10 +18,10 @@ const health = createRoute({
 });
 
 export const healthRoutes = createRouter().openapi(health, async (c) => {
-  const { db, log, databaseFileProblem } = c.var.deps;
+  const { db, log, databaseFileProblem } = c.get("deps");
   const fileProblem = databaseFileProblem?.();
   if (fileProblem) {
-    log.error("health check: database file", { requestId: c.var.requestId, problem: fileProblem });
+    log.error("health check: database file", { requestId: c.get("requestId"), problem: fileProblem });
     // The path is the operator's business (it is in the log), not whoever asks /health.
     throw new ApiError(503, "the database file was deleted or replaced while the server had it open; restart the server");
   }
@@ -31,7 +31,7 @@ export const healthRoutes = createRouter().openapi(health, async (c) => {
     // its own and no transaction (D1 has none outside batches).
     await db.run(sql`delete from plants where 0`);
   } catch (err) {
-    log.error("health check: database cannot be written", { requestId: c.var.requestId, err });
+    log.error("health check: database cannot be written", { requestId: c.get("requestId"), err });
     const readOnly = /readonly|read-only|read only/i.test(`${(err as { code?: string }).code ?? ""} ${String(err)} ${String((err as Error).cause ?? "")}`);
     throw new ApiError(503, readOnly ? "the database is read-only: writes fail" : "the database is unreachable or cannot be written");
   }

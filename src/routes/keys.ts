@@ -82,9 +82,9 @@ const revokeKey = authenticatedRoute({
 
 export const keyRoutes = createRouter()
   .openapi(createKey, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const name = c.req.valid("json").name ?? DEFAULT_KEY_NAME;
-    const created = await createApiKey(db, c.var.principal, name, now());
+    const created = await createApiKey(db, c.get("principal"), name, now());
     if (!created) {
       throw new ApiError(
         400,
@@ -95,12 +95,12 @@ export const keyRoutes = createRouter()
     return c.json({ id, name: created.name, key, prefix, createdAt: createdAt.toISOString() }, 201);
   })
   .openapi(listKeys, async (c) => {
-    const keys = await listApiKeys(c.var.deps.db, c.var.principal.userId);
+    const keys = await listApiKeys(c.get("deps").db, c.get("principal").userId);
     return c.json(keys.map(toJson), 200);
   })
   .openapi(revokeKey, async (c) => {
     const { id } = c.req.valid("param");
-    if (!(await revokeApiKey(c.var.deps.db, c.var.principal.userId, id))) {
+    if (!(await revokeApiKey(c.get("deps").db, c.get("principal").userId, id))) {
       // Never echo what was not an id: a caller may paste the secret itself here.
       throw new ApiError(404, KEY_ID.test(id) ? `API key ${id} not found` : "API key not found; use an id that GET /keys lists");
     }

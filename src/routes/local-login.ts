@@ -9,7 +9,7 @@ import { errorResponses } from "./errors";
 // Before the body is validated: outside local login the endpoint does not exist at all, as
 // API.md promises (the ordinary 404, not a 403 or a 400 about the body).
 const onlyInLocalLogin = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.var.deps.localLogin) throw new ApiError(404, `no such endpoint: ${c.req.method} ${c.req.path}`);
+  if (!c.get("deps").localLogin) throw new ApiError(404, `no such endpoint: ${c.req.method} ${c.req.path}`);
   await next();
 });
 
@@ -45,6 +45,6 @@ const localLogin = createRoute({
 
 export const localLoginRoutes = createRouter().openapi(localLogin, async (c) => {
   // The token's times are the wall clock's: they are checked against it, not the app's clock.
-  const { token, expiresAt } = await c.var.deps.localLogin!(c.req.valid("json").name);
+  const { token, expiresAt } = await c.get("deps").localLogin!(c.req.valid("json").name);
   return c.json({ token, expiresAt: expiresAt.toISOString() }, 200);
 });

@@ -108,11 +108,11 @@ const patchMe = authenticatedRoute({
 
 export const meRoutes = createRouter()
   .openapi(getMe, async (c) => {
-    const { db, now } = c.var.deps;
-    return c.json(toJson(await getProfile(db, c.var.principal, now())), 200);
+    const { db, now } = c.get("deps");
+    return c.json(toJson(await getProfile(db, c.get("principal"), now())), 200);
   })
   .openapi(patchMe, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const { name, avatarUrl, preferences } = c.req.valid("json");
     const changes = {
       name,
@@ -122,7 +122,7 @@ export const meRoutes = createRouter()
         ...(preferences.language === undefined ? {} : { language: canonicalLanguage(preferences.language)! }),
       },
     };
-    return c.json(toJson(await updateProfile(db, c.var.principal, changes, now())), 200);
+    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now())), 200);
   });
 
 function toJson(profile: Profile | null) {

@@ -28,7 +28,7 @@ const listModels = createRoute({
 });
 
 export const modelRoutes = createRouter().openapi(listModels, (c) => {
-  const models = c.var.deps.models.list().map((m) => ({
+  const models = c.get("deps").models.list().map((m) => ({
     id: m.id,
     name: m.name,
     provider: m.provider,

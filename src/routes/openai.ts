@@ -177,10 +177,10 @@ const unknownPath = (c: Context<AppEnv>): never => {
 };
 
 export const openAiRoutes = createOpenAiRouter()
-  .openapi(listModels, (c) => c.json({ object: "list" as const, data: availableModels(c.var.deps.models).map(toOpenAiModel) }, 200))
+  .openapi(listModels, (c) => c.json({ object: "list" as const, data: availableModels(c.get("deps").models).map(toOpenAiModel) }, 200))
   .openapi(getModel, (c) => {
     const { model: id } = c.req.valid("param");
-    const model = knownModel(c.var.deps.models, id);
+    const model = knownModel(c.get("deps").models, id);
     if (!model.available) {
       throw new OpenAiApiError(404, `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, "model_not_found", "model");
     }
@@ -188,14 +188,14 @@ export const openAiRoutes = createOpenAiRouter()
   })
   .openapi(completionsRoute, async (c) => {
     const body = c.req.valid("json");
-    const turn = await sendCompletion(c.var.deps, {
-      principal: c.var.principal,
+    const turn = await sendCompletion(c.get("deps"), {
+      principal: c.get("principal"),
       modelId: body.model,
       messages: toChatMessages(body.messages),
       sampling: samplingOf(body),
       contextId: body.context_id,
       idempotencyKey: c.req.valid("header")["idempotency-key"],
-      requestId: c.var.requestId,
+      requestId: c.get("requestId"),
     }).catch((err: unknown) => {
       throw withReplyHeaders(err);
     });

@@ -59,23 +59,23 @@ const removePlant = authenticatedRoute({
 
 export const plantRoutes = createRouter()
   .openapi(addPlant, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const plant = c.req.valid("json");
-    if (!(await createPlant(db, c.var.principal, plant, now()))) {
+    if (!(await createPlant(db, c.get("principal"), plant, now()))) {
       throw new ApiError(409, `a plant with id ${plant.id} already exists`);
     }
     return c.json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag }, 200);
   })
   .openapi(listPlantsRoute, async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const page = await listPlants(c.var.deps.db, c.var.principal.userId, { limit, afterId: cursor });
+    const page = await listPlants(c.get("deps").db, c.get("principal").userId, { limit, afterId: cursor });
     // limit and cursor are the only parameters; both are digits, so nothing needs escaping.
     if (page.next !== null) c.header("Link", `<${c.req.path}?limit=${limit}&cursor=${page.next}>; rel="next"`);
     return c.json(page.plants, 200);
   })
   .openapi(removePlant, async (c) => {
     const { id } = c.req.valid("param");
-    if (!(await deletePlant(c.var.deps.db, c.var.principal.userId, id))) {
+    if (!(await deletePlant(c.get("deps").db, c.get("principal").userId, id))) {
       throw new ApiError(404, `plant ${id} not found`);
     }
     return c.body(null, 204);

@@ -138,7 +138,7 @@ const sharedRoute = createRoute({
  * header a caller sends to the Node server).
  */
 function linkFor(c: Context<AppEnv>, token: string): string {
-  const { config, baseUrl } = c.var.deps;
+  const { config, baseUrl } = c.get("deps");
   const base = config.PUBLIC_BASE_URL ?? baseUrl ?? `http://localhost:${config.PORT}`;
   return `${base.replace(/\/+$/, "")}/s/${token}`;
 }
@@ -154,10 +154,10 @@ const linkNotFound = () => new ApiError(404, "this shared link does not exist, h
 
 export const shareRoutes = createRouter()
   .openapi(shareRoute, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const { id } = c.req.valid("param");
     const { expiresIn } = c.req.valid("json");
-    const result = await shareContext(db, c.var.principal.userId, id, { expiresInSeconds: expiresIn }, now());
+    const result = await shareContext(db, c.get("principal").userId, id, { expiresInSeconds: expiresIn }, now());
     if (result === "not-found") throw new ApiError(404, `context ${excerpt(id)} not found`);
     if (result === "too-large") {
       throw new ApiError(
@@ -169,15 +169,15 @@ export const shareRoutes = createRouter()
   })
   .openapi(revokeRoute, async (c) => {
     const { id } = c.req.valid("param");
-    const result = await revokeShare(c.var.deps.db, c.var.principal.userId, id);
+    const result = await revokeShare(c.get("deps").db, c.get("principal").userId, id);
     if (result === "no-context") throw new ApiError(404, `context ${excerpt(id)} not found`);
     if (result === "no-share") throw new ApiError(404, `context ${excerpt(id)} has no share link`);
     return c.body(null, 204);
   })
   .openapi(listRoute, async (c) => {
-    const { db, now } = c.var.deps;
+    const { db, now } = c.get("deps");
     const { limit, cursor: after } = c.req.valid("query");
-    const page = await listShares(db, c.var.principal.userId, { limit, after }, now());
+    const page = await listShares(db, c.get("principal").userId, { limit, after }, now());
     return c.json(
       {
         items: page.items.map((s) => ({ ...withUrl(c, s), contextId: s.contextId, name: s.name })),
@@ -188,7 +188,7 @@ export const shareRoutes = createRouter()
   })
   .openapi(sharedRoute, async (c) => {
     const { token } = c.req.valid("param");
-    const shared = token.length <= 100 ? await readShared(c.var.deps.db, token, c.var.deps.now()) : null;
+    const shared = token.length <= 100 ? await readShared(c.get("deps").db, token, c.get("deps").now()) : null;
     // Revocation and expiry take effect at once: no cache may keep a copy.
     c.header("Cache-Control", "no-store");
     c.header("X-Robots-Tag", "noindex");

@@ -54,6 +54,10 @@ export interface Deps extends Runtime {
   baseUrl?: string;
 }
 
+/**
+ * What each request carries. Read it with `c.get("deps")`: Hono's `c.var` copies every
+ * variable into a new object on each access, several times per request.
+ */
 export interface AppEnv {
   Variables: {
     deps: Deps;
