@@ -67,20 +67,7 @@ export function createApp(resolveDeps: DepsResolver) {
     description: "An access token (JWT) from the identity provider, or an API key (sk_…)",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Plant Store and Assistant Chat",
-      version: "1.0.0",
-      description:
-        "Plants, chat with language models, contexts, credits and API keys. Errors are `{ error, message }` " +
-        "(on /v1, OpenAI's `{ error: { message, type, param, code } }`). Request bodies are JSON of at most 1 MiB; " +
-        "text fields count characters as Unicode code points and must not contain U+0000. A path asked with a " +
-        "method it does not serve answers 405 with `Allow`. See docs/api.md.",
-      // OpenAPI 3.1's SPDX `identifier`, which the generator's 3.0-era type does not know.
-      license: { name: "MIT", identifier: "MIT" } as { name: string },
-    },
-  });
+  app.doc31("/openapi.json", OPENAPI_DOCUMENT);
   app.route("/", docsRoutes);
 
   // The first segment of every API path: a browser navigation under one of them stays API.
@@ -115,6 +102,22 @@ export function createApp(resolveDeps: DepsResolver) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** The head of the document at /openapi.json; the paths and schemas come from the routes. */
+export const OPENAPI_DOCUMENT = {
+  openapi: "3.1.0",
+  info: {
+    title: "Plant Store and Assistant Chat",
+    version: "1.0.0",
+    description:
+      "Plants, chat with language models, contexts, credits and API keys. Errors are `{ error, message }` " +
+      "(on /v1, OpenAI's `{ error: { message, type, param, code } }`). Request bodies are JSON of at most 1 MiB; " +
+      "text fields count characters as Unicode code points and must not contain U+0000. A path asked with a " +
+      "method it does not serve answers 405 with `Allow`. See docs/api.md.",
+    // OpenAPI 3.1's SPDX `identifier`, which the generator's 3.0-era type does not know.
+    license: { name: "MIT", identifier: "MIT" } as { name: string },
+  },
+};
 
 /** /v1 answers in OpenAI's error shape, everything else in the Error body. */
 const isOpenAiSurface = (path: string) => path === "/v1" || path.startsWith("/v1/");

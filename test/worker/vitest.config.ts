@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { exportJWK, generateKeyPair } from "jose";
 import { defineConfig } from "vitest/config";
+import { experimental_readRawConfig } from "wrangler";
 
 // The real Worker (src/worker.ts via wrangler.toml) in workerd, over a local D1 database
 // migrated from migrations/. The identity provider is an ES256 key made for this run: the
@@ -19,10 +20,21 @@ writeFileSync(join(webDist, "index.html"), '<!doctype html><html><head><script s
 writeFileSync(join(webDist, "theme.js"), "document.documentElement.dataset.theme = 'light';");
 writeFileSync(join(webDist, "assets", "index-abc123.js"), "console.log('app');");
 
+// The deployed bundle's stand-ins for parts of zod (wrangler.toml [alias], src/bundle/), which
+// this pool does not take from wrangler.toml: the Worker under test runs the code that ships.
+// Wrangler matches an alias's key exactly, so each becomes an exact-match pattern here.
+const configPath = fileURLToPath(new URL("../../wrangler.toml", import.meta.url));
+const aliases: Record<string, string> = experimental_readRawConfig({ config: configPath }).rawConfig.alias ?? {};
+const bundleAliases = Object.entries(aliases).map(([key, path]) => ({
+  find: new RegExp(`^${key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`),
+  replacement: path.startsWith(".") ? fileURLToPath(new URL(`../../${path}`, import.meta.url)) : path,
+}));
+
 export default defineConfig({
+  resolve: { alias: bundleAliases },
   plugins: [
     cloudflareTest(async ({ inject }) => ({
-      wrangler: { configPath: fileURLToPath(new URL("../../wrangler.toml", import.meta.url)) },
+      wrangler: { configPath },
       miniflare: {
         assets: { directory: webDist },
         bindings: {

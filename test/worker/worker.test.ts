@@ -46,6 +46,52 @@ describe("the Worker in workerd over D1", () => {
     expect(await (await call(next!, { headers: auth })).json()).toEqual([{ name: "p9223372036854775807" }]);
   });
 
+  it("serves its OpenAPI document, with the types, bounds and formats of its schemas", async () => {
+    // The Worker runs zod with the bundle's stand-ins (src/bundle/); the document is built from
+    // what they keep. test/worker-bundle.test.ts compares the deployed bundle's whole document
+    // with the Node server's.
+    const res = await call("/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/plants", "/plants/{id}", "/v1/chat/completions", "/audio/transcriptions"]));
+    expect(doc.components.schemas.NewPlant).toEqual({
+      type: "object",
+      properties: {
+        id: { type: "integer", format: "int64", example: 9007199254740992 },
+        name: { type: "string", minLength: 1, maxLength: 256, example: "Monstera" },
+        tag: { type: "string", minLength: 0, maxLength: 256, example: "tropical" },
+      },
+      required: ["id", "name"],
+    });
+    // Integer, bounds, pattern and date-time: read from zod's checks (aggregateChecks).
+    expect(doc.components.schemas.ShareOptions).toEqual({
+      type: "object",
+      properties: {
+        expiresIn: { type: "integer", minimum: 60, maximum: 31536000, description: "Seconds until the link stops working; without it, it never does" },
+      },
+    });
+    expect(doc.components.schemas.Context).toMatchObject({
+      properties: {
+        id: { type: "string", pattern: "^ctx_[A-Za-z0-9_-]{22}$" },
+        messageCount: { type: "integer" },
+        createdAt: { type: "string", format: "date-time" },
+      },
+    });
+  });
+
+  it("names each bad field of a request body in words", async () => {
+    const auth = await signIn("careless");
+    const res = await call("/plants", {
+      method: "POST",
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify({ id: 3, name: 5, tag: "x".repeat(257) }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 400, message: "invalid request body: name: must be a string; tag: must be at most 256 characters" });
+  });
+
   it("refuses a request without credentials with a 401 Error body", async () => {
     const res = await call("/plants");
     expect(res.status).toBe(401);
