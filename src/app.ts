@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { cors } from "hono/cors";
-import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv, Deps } from "./runtime/deps";
@@ -34,18 +33,26 @@ export function createApp(resolveDeps: DepsResolver) {
 
   app.use(plainResponseHeaders);
   app.use(requestId());
-  app.use(async (c, next) => {
-    c.set("deps", await resolveDeps(c));
-    await next();
-  });
-  app.use(corsHeaders);
   // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.
-  app.use(methodNotAllowed(() => app.routes));
+  const refuseOtherMethods = methodNotAllowed(() => app.routes);
+  // The per-request setup in one middleware, as each one more is an async hop on every
+  // request: the dependencies, then CORS (a preflight is answered here), then 405.
+  app.use(async (c, next) => {
+    const deps = resolveDeps(c);
+    c.set("deps", deps instanceof Promise ? await deps : deps);
+    const proceed = () => {
+      refuseOtherMethods(c);
+      return next();
+    };
+    if (c.req.method === "OPTIONS") return preflight(c, proceed);
+    setCorsHeaders(c);
+    await proceed();
+  });
   // Registered before the JSON body middleware, which it must not meet: its body is a
   // multipart recording with a limit of its own (src/routes/audio.ts).
   app.route("/", audioRoutes);
   // Only where a body can be: reading `body` on a GET makes @hono/node-server build a full Request.
-  app.use((c, next) => (mayHaveBody(c.req.raw) ? limitBodySize(c, next) : next()), parseJsonBody);
+  app.use((c, next) => (mayHaveBody(c.req.raw) ? limitBodySize(c, async () => void (await parseJsonBody(c, next))) : next()));
 
   app.route("/", healthRoutes);
   app.route("/", plantRoutes);
@@ -138,14 +145,12 @@ const corsOptions = {
 const preflight = cors(corsOptions);
 const exposed = corsOptions.exposeHeaders.join(",");
 
-const corsHeaders = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method === "OPTIONS") return preflight(c, next);
+function setCorsHeaders(c: Context<AppEnv>): void {
   const origin = corsOptions.origin(c.req.header("Origin") ?? "", c);
   if (origin) c.header("Access-Control-Allow-Origin", origin);
   c.header("Access-Control-Expose-Headers", exposed);
   c.header("Vary", "Origin", { append: true });
-  await next();
-});
+}
 
 /** GET and HEAD have no body, and an OPTIONS is answered by the CORS preflight. */
 function mayHaveBody(req: Request): boolean {
@@ -157,7 +162,8 @@ function mayHaveBody(req: Request): boolean {
  * A literal route outranks a parameter: /contexts/search is not a context id, so PATCH on
  * it is 405 rather than PATCH /contexts/{id}. Hono's methodNotAllowed middleware decides
  * after routing, when /contexts/{id} has already taken such a request, so this decides
- * before. Built from the route table on first use (routes are added after middleware).
+ * before: the check throws the 405. Built from the route table on first use (routes are
+ * added after middleware).
  */
 function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: string }>) {
   let literal: Map<string, Set<string>> | undefined;
@@ -175,7 +181,7 @@ function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: 
     }
     patterns = [...byPattern].map(([path, methods]) => ({ pattern: new RegExp(`^${path.replace(/:[^/]+/g, "[^/]+")}$`), methods }));
   };
-  return createMiddleware<AppEnv>(async (c, next) => {
+  return (c: Context<AppEnv>): void => {
     if (!literal) build();
     const path = c.req.path;
     const methods = literal!.get(path) ?? new Set(patterns.filter((p) => p.pattern.test(path)).flatMap((p) => [...p.methods]));
@@ -183,6 +189,5 @@ function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: 
       const allow = [...methods].join(", ");
       throw new ApiError(405, `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { Allow: allow });
     }
-    await next();
-  });
+  };
 }

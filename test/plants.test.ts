@@ -131,6 +131,32 @@ describe("GET /plants", () => {
     expect(names).toEqual(["p1", "p2", "p3", "p4", "p5", "p6", "p7"]);
   });
 
+  it("ends on a full page without a Link, and lists nothing as []", async () => {
+    const erin = await h.signIn("erin");
+    const empty = await h.request("/plants", { token: erin });
+    expect(await empty.text()).toBe("[]");
+    for (let id = 1; id <= 6; id++) await post(erin, { id, name: `p${id}` });
+    const first = await h.request("/plants?limit=3", { token: erin });
+    expect(first.headers.get("link")).toBe('</plants?limit=3&cursor=3>; rel="next"');
+    const second = await h.request("/plants?limit=3&cursor=3", { token: erin });
+    expect(second.headers.get("link")).toBeNull();
+    expect(await second.json()).toEqual([{ name: "p4" }, { name: "p5" }, { name: "p6" }]);
+  });
+
+  it("writes names and tags exactly as JSON.stringify would, byte for byte", async () => {
+    // The page's JSON is made by the database (services/plants.ts), not by JSON.stringify.
+    const frank = await h.signIn("frank");
+    const awkward = [
+      { name: 'quote " and backslash \\', tag: "" },
+      { name: "controls \b\f\n\r\t \u0001 \u001f \u007f" },
+      { name: "line and paragraph separators \u2028 \u2029", tag: "</script><script>" },
+      { name: "accents é ü ñ, CJK 植物, emoji 🌱🪴", tag: "ǅ" },
+    ];
+    for (const [i, plant] of awkward.entries()) expect((await post(frank, { id: i + 1, ...plant })).status).toBe(200);
+    const res = await h.request("/plants", { token: frank });
+    expect(await res.text()).toBe(JSON.stringify(awkward));
+  });
+
   it.each(["0", "1001", "abc", "1.5", "-1", "0x10", "1e2", "%2B5", "%205", ""])("answers 400 for limit=%s", async (limit) => {
     await expectError(await h.request(`/plants?limit=${limit}`, { token: alice }), 400, /limit/);
   });

@@ -13,9 +13,6 @@ export interface Plant {
 const idParam = (id: bigint) => sql`cast(${id.toString()} as integer)`;
 const idText = sql<string>`cast(${plants.id} as text)`;
 
-const toPlant = (row: { name: string; tag: string | null }): Plant =>
-  row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag };
-
 /** Creates a plant; false when the caller already has one with this id. One round trip. */
 export async function createPlant(
   db: Db,
@@ -38,10 +35,18 @@ export async function createPlant(
 // costs more than running it against an embedded database.
 const preparedLists = perDb(prepareLists);
 
+/**
+ * A page of plants as the JSON the API returns, built by the database: the page's rows,
+ * then one row with their JSON array, the last id (as text: exact on every driver) and
+ * whether a plant follows it. Handing each value of each row across the driver and then
+ * mapping and serialising the rows cost about half of a plant request on Node; SQLite's
+ * json_object quotes strings as JSON.stringify does. `order by` in the aggregate keeps the
+ * page's order on every engine, not only where the subquery's order happens to survive.
+ */
 function prepareLists(db: Db) {
-  const page = (after: boolean) =>
-    db
-      .select({ id: idText, name: plants.name, tag: plants.tag })
+  const page = (after: boolean) => {
+    const rows = db
+      .select({ id: plants.id, name: plants.name, tag: plants.tag })
       .from(plants)
       .where(
         and(
@@ -51,34 +56,43 @@ function prepareLists(db: Db) {
       )
       .orderBy(asc(plants.id))
       .limit(sql.placeholder("limit"))
+      .as("page_rows");
+    const summary = db
+      .select({
+        json: sql<string>`json_group_array(case when ${rows.tag} is null then json_object('name', ${rows.name}) else json_object('name', ${rows.name}, 'tag', ${rows.tag}) end order by ${rows.id})`.as("json"),
+        lastId: sql<number | null>`max(${rows.id})`.as("last_id"),
+      })
+      .from(rows)
+      .as("page");
+    return db
+      .select({
+        json: summary.json,
+        lastId: sql<string | null>`cast(${summary.lastId} as text)`,
+        more: sql<number>`exists (select 1 from ${plants} where ${plants.ownerId} = ${sql.placeholder("ownerId")} and ${plants.id} > ${summary.lastId})`,
+      })
+      .from(summary)
       .prepare();
+  };
   return { first: page(false), after: page(true) };
 }
 
 /**
- * One page of the owner's plants in id order, after `afterId` when given. `next` is the
- * id to continue after, or null on the last page. One round trip.
+ * One page of the owner's plants in id order, after `afterId` when given, as a JSON array
+ * of `{ name, tag? }`. `next` is the id to continue after, or null on the last page. One
+ * round trip.
  */
 export async function listPlants(
   db: Db,
   ownerId: string,
   page: { limit: number; afterId?: bigint },
-): Promise<{ plants: Plant[]; next: string | null }> {
+): Promise<{ json: string; next: string | null }> {
   const lists = preparedLists(db);
-  // Raw rows (id, name, tag) mapped here: drizzle's mapping of each row into an object
-  // measured about 20 µs of the ~330 µs this request cost on Node.
-  const rows =
+  const [row] =
     page.afterId === undefined
-      ? await rawRows(db, lists.first, { ownerId, limit: page.limit + 1 })
-      : await rawRows(db, lists.after, { ownerId, afterId: page.afterId.toString(), limit: page.limit + 1 });
-  const more = rows.length > page.limit;
-  const count = more ? page.limit : rows.length;
-  const plants: Plant[] = [];
-  for (let i = 0; i < count; i++) {
-    const row = rows[i]!;
-    plants.push(toPlant({ name: row[1] as string, tag: row[2] as string | null }));
-  }
-  return { plants, next: more ? (rows[count - 1]![0] as string) : null };
+      ? await rawRows(db, lists.first, { ownerId, limit: page.limit })
+      : await rawRows(db, lists.after, { ownerId, afterId: page.afterId.toString(), limit: page.limit });
+  const [json, lastId, more] = row as [string, string | null, number];
+  return { json, next: more ? lastId : null };
 }
 
 /** Deletes the owner's plant; false when there was none. One round trip. */
