@@ -1,8 +1,10 @@
 // POST /chat/send through the whole app (JWT auth; one batch before the model call, the
 // model call, one batch after: a charged, stored, searchable message) against Portkey's
 // open-source AI gateway (@portkey-ai/gateway), a relay that stores nothing, on the same
-// loopback upstream. 100 users, each with its own token, chatting into an existing context
-// with history; the request limit at its default; the database at synchronous=FULL. Each
+// loopback upstream. 100 users, each with its own token, chatting into 10 existing contexts
+// of their own, each with history, in turn (so a context grows by a message pair per 1,000
+// requests, not per 100: its history stays near the size it started with); the request
+// limit at its default; the database at synchronous=FULL. Each
 // server, the upstream and autocannon run in their own processes; the two sides are loaded
 // in turn (A, B, A, B, …). Targets: throughput ≥ 1.0× Portkey's; round trips 1 before the
 // model call and 1 after.
@@ -35,7 +37,8 @@ import {
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const users = 100;
-const turns = 5; // exchanges already in each user's context
+const contextsPerUser = 10;
+const turns = 5; // exchanges already in each context
 const config = { DAILY_CREDITS: "1000000000" };
 
 const upstreamModule = resolve(import.meta.dirname, "../test/support/fake-upstream.ts");
@@ -78,12 +81,25 @@ const send = async (token: string, body: Record<string, unknown>) => {
   if (res.status !== 200) throw new Error(`seeding answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as { contextId: string };
 };
+// Each user's contexts are seeded side by side (their batches commit together).
+const seededUsers: Array<{ token: string; contexts: Array<string | undefined> }> = [];
 for (let i = 0; i < users; i++) {
   const token = await benchToken(`user:bench-chat-${i}`);
-  let contextId: string | undefined;
-  for (let t = 0; t < turns; t++) contextId = (await send(token, { message: `How often should I water plant ${t}?`, ...(contextId ? { contextId } : {}) })).contextId;
-  tokens.push(token);
-  bodies.push(JSON.stringify({ message: "And in winter, how often should I water a monstera?", contextId }));
+  const contexts = await Promise.all(
+    Array.from({ length: contextsPerUser }, async () => {
+      let contextId: string | undefined;
+      for (let t = 0; t < turns; t++) contextId = (await send(token, { message: `How often should I water plant ${t}?`, ...(contextId ? { contextId } : {}) })).contextId;
+      return contextId;
+    }),
+  );
+  seededUsers.push({ token, contexts });
+}
+// In the order requests take them: each user once, then each again with their next context.
+for (let c = 0; c < contextsPerUser; c++) {
+  for (const { token, contexts } of seededUsers) {
+    tokens.push(token);
+    bodies.push(JSON.stringify({ message: "And in winter, how often should I water a monstera?", contextId: contexts[c] }));
+  }
 }
 
 // Round trips before and after the model call, one message at a time: the in-process
@@ -122,7 +138,7 @@ await load("warmup", { ...appSpec, seconds: 2 });
 console.log("chat: Portkey vs app, interleaved");
 const result = await compare(
   { label: "relay: Portkey AI gateway (@portkey-ai/gateway) → upstream", server: portkey, spec: portkeySpec },
-  { label: "app: POST /chat/send (JWT, 100 users, existing contexts) → upstream", server: app, spec: appSpec },
+  { label: `app: POST /chat/send (JWT, ${users} users, ${users * contextsPerUser} existing contexts) → upstream`, server: app, spec: appSpec },
   repeats,
 );
 const profiled = await app.profile(() => load("profile", appSpec));
@@ -135,7 +151,7 @@ upstream.stop();
 const maxBefore = Math.max(...probes.map((p) => p.before));
 const maxAfter = Math.max(...probes.map((p) => p.after));
 const errors = result.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
-const body = `${machine()}; ${repeats} pairs of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc). Each app user has a context of ${turns * 2} messages and sends into it.
+const body = `${machine()}; ${repeats} pairs of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc). Each app user has ${contextsPerUser} contexts of ${turns * 2} messages each and sends into them in turn.
 
 ${runTable(result)}
 

@@ -5,6 +5,16 @@ const JSON_UTF8 = "application/json; charset=utf-8";
 
 type HeaderRecord = Record<string, string | string[]>;
 
+/** What a request's response helpers share: its headers so far, its status, the last response made. */
+interface Pending {
+  headers: Record<string, string>;
+  status: number | undefined;
+  made: Response | undefined;
+}
+
+const PENDING = Symbol("pending response");
+type WithPending = Context & { [PENDING]: Pending };
+
 /**
  * Keeps this request's response headers in a plain object, and makes the response helpers
  * (`c.header`, `body`, `text`, `json`, `html`, `newResponse`, `status`) build responses
@@ -14,43 +24,24 @@ type HeaderRecord = Record<string, string | string[]>;
  * Workers a plain object is what Response takes anyway. Headers set with `c.header()` go
  * on every response of the request, including one a handler builds itself (added on its
  * way out, here) and the error reply. Registered first, so every later middleware's
- * `c.header()` lands here.
+ * `c.header()` lands here. The helpers are shared functions, not closures made per request.
  */
 export const plainResponseHeaders: MiddlewareHandler = async (c, next) => {
-  const headers: Record<string, string> = {};
-  const made = new WeakSet<Response>();
-  let status: number | undefined;
-
-  c.header = ((name: string, value?: string, options?: { append?: boolean }) => {
-    const key = name.toLowerCase();
-    if (value === undefined) delete headers[key];
-    else if (options?.append && headers[key] !== undefined) headers[key] += `, ${value}`;
-    else headers[key] = value;
-  }) as Context["header"];
-  c.status = ((code: number) => {
-    status = code;
-  }) as Context["status"];
-
-  const respond = (data: BodyInit | null, arg?: number | ResponseInit, extra?: HeaderRecord, type?: string): Response => {
-    const init = typeof arg === "object" ? arg : undefined;
-    const merged: Record<string, string> = { ...headers };
-    if (type !== undefined) merged["content-type"] = type;
-    if (init?.headers) for (const [name, value] of new Headers(init.headers)) merged[name] = value;
-    if (extra) for (const name in extra) merged[name.toLowerCase()] = [extra[name]!].flat().join(", ");
-    const response = new Response(data, { status: typeof arg === "number" ? arg : (init?.status ?? status ?? 200), statusText: init?.statusText, headers: merged });
-    made.add(response);
-    return response;
-  };
-  c.body = ((data: BodyInit | null, arg?: number | ResponseInit, extra?: HeaderRecord) => respond(data, arg, extra)) as Context["body"];
-  c.newResponse = c.body as Context["newResponse"];
-  c.text = ((text: string, arg?: number | ResponseInit, extra?: HeaderRecord) => respond(text, arg, extra, "text/plain; charset=UTF-8")) as Context["text"];
-  c.json = ((object: unknown, arg?: number | ResponseInit, extra?: HeaderRecord) => respond(JSON.stringify(object), arg, extra, JSON_UTF8)) as Context["json"];
-  c.html = ((html: string, arg?: number | ResponseInit, extra?: HeaderRecord) => respond(html, arg, extra, "text/html; charset=UTF-8")) as Context["html"];
+  const pending: Pending = { headers: {}, status: undefined, made: undefined };
+  (c as WithPending)[PENDING] = pending;
+  c.header = header as Context["header"];
+  c.status = status as Context["status"];
+  c.body = body as Context["body"];
+  c.newResponse = body as Context["newResponse"];
+  c.text = text as Context["text"];
+  c.json = json as Context["json"];
+  c.html = html as Context["html"];
 
   await next();
 
   // A response built elsewhere (a static file, the CORS preflight) gets what it lacks.
-  if (made.has(c.res)) return;
+  if (c.res === pending.made) return;
+  const { headers } = pending;
   const missing = Object.keys(headers).filter((name) => !c.res.headers.has(name));
   if (missing.length === 0) return;
   const res = new Response(c.res.body, c.res);
@@ -58,3 +49,42 @@ export const plainResponseHeaders: MiddlewareHandler = async (c, next) => {
   c.res = undefined;
   c.res = res;
 };
+
+function header(this: WithPending, name: string, value?: string, options?: { append?: boolean }): void {
+  const { headers } = this[PENDING];
+  const key = name.toLowerCase();
+  if (value === undefined) delete headers[key];
+  else if (options?.append && headers[key] !== undefined) headers[key] += `, ${value}`;
+  else headers[key] = value;
+}
+
+function status(this: WithPending, code: number): void {
+  this[PENDING].status = code;
+}
+
+function body(this: WithPending, data: BodyInit | null, arg?: number | ResponseInit, extra?: HeaderRecord): Response {
+  return respond(this[PENDING], data, arg, extra, undefined);
+}
+
+function text(this: WithPending, data: string, arg?: number | ResponseInit, extra?: HeaderRecord): Response {
+  return respond(this[PENDING], data, arg, extra, "text/plain; charset=UTF-8");
+}
+
+function json(this: WithPending, object: unknown, arg?: number | ResponseInit, extra?: HeaderRecord): Response {
+  return respond(this[PENDING], JSON.stringify(object), arg, extra, JSON_UTF8);
+}
+
+function html(this: WithPending, data: string, arg?: number | ResponseInit, extra?: HeaderRecord): Response {
+  return respond(this[PENDING], data, arg, extra, "text/html; charset=UTF-8");
+}
+
+function respond(pending: Pending, data: BodyInit | null, arg: number | ResponseInit | undefined, extra: HeaderRecord | undefined, type: string | undefined): Response {
+  const init = typeof arg === "object" ? arg : undefined;
+  const merged: Record<string, string> = { ...pending.headers };
+  if (type !== undefined) merged["content-type"] = type;
+  if (init?.headers) for (const [name, value] of new Headers(init.headers)) merged[name] = value;
+  if (extra) for (const name in extra) merged[name.toLowerCase()] = [extra[name]!].flat().join(", ");
+  const status = typeof arg === "number" ? arg : (init?.status ?? pending.status ?? 200);
+  pending.made = new Response(data, { status, statusText: init?.statusText, headers: merged });
+  return pending.made;
+}
