@@ -10,6 +10,24 @@ export function randomId(prefix: string, bytes = 16): string {
   return `${prefix}_${encodeBase64url(randomBytes(bytes))}`;
 }
 
+/** The base64url alphabet in ASCII order, so that text comparison orders what it encodes. */
+const SORTED_BASE64URL = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz";
+
+/**
+ * An identifier that sorts by creation time: `prefix_`, the time in ms (8 characters), then
+ * 84 random bits (14 characters), all from the base64url alphabet, so it looks like a
+ * randomId. Rows written many times a second (messages, usage records, holds) are indexed
+ * by id: random ids put each insert on a different page of the index, time-ordered ones on
+ * the last, which is what a busy database's commits mostly write.
+ */
+export function timeOrderedId(prefix: string, at: number = Date.now()): string {
+  let id = "";
+  for (let i = 0, t = at; i < 8; i++, t = Math.floor(t / 64)) id = SORTED_BASE64URL[t % 64] + id;
+  const random = randomBytes(14);
+  for (let i = 0; i < 14; i++) id += SORTED_BASE64URL[random[i]! & 63];
+  return `${prefix}_${id}`;
+}
+
 // Random bytes are drawn a block at a time (as Node's randomUUID does): a getRandomValues
 // call costs about 3 µs whether it fills 16 bytes or 4 KiB, and a chat message takes four
 // ids. Each byte is handed out once.

@@ -1,6 +1,6 @@
 import { and, desc, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Principal } from "../auth/credentials";
-import { randomId, sha256Hex } from "../auth/encoding";
+import { randomId, sha256Hex, timeOrderedId } from "../auth/encoding";
 import { bound, boundRows, perDb, type Db } from "../runtime/db";
 import { ApiError, excerpt } from "../http/errors";
 import type { ChatMessage } from "../models/adapter";
@@ -152,10 +152,10 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
         bound(prepared.insertExchange, {
           contextId,
           userId,
-          userMessageId: randomId("msg"),
+          userMessageId: timeOrderedId("msg"),
           message: input.message,
           userAt,
-          replyId: randomId("msg"),
+          replyId: timeOrderedId("msg"),
           response,
           model: exchange.model.id,
           replyAt,

@@ -1,7 +1,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Principal } from "../auth/credentials";
-import { randomId } from "../auth/encoding";
+import { timeOrderedId } from "../auth/encoding";
 import type { Config } from "../runtime/config";
 import { bound, perDb, type Db } from "../runtime/db";
 import { ApiError, excerpt } from "../http/errors";
@@ -174,7 +174,7 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   const day = utcDay(at);
   const allowance = config.DAILY_CREDITS;
   const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
-  const holdId = randomId("hold");
+  const holdId = timeOrderedId("hold");
   const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, holdId);
 
   const statements: Statement[] = [];
@@ -413,7 +413,7 @@ export class Exchange {
       hold.first,
       ...(settlement.statements ?? []),
       usageEventStatement(db, {
-        id: randomId("use"),
+        id: timeOrderedId("use"),
         userId: this.charge.userId,
         at: this.charge.at,
         model: this.model.id,
