@@ -34,7 +34,9 @@ async function appFetch() {
   });
   const { client, db } = await openDatabase(env.BENCH_DB!);
   if (env.BENCH_SYNCHRONOUS) await client.execute(`PRAGMA synchronous = ${env.BENCH_SYNCHRONOUS}`);
-  return createApp(() => ({ ...runtime, db })).fetch;
+  // Built once, as src/server.ts does.
+  const deps = { ...runtime, db };
+  return createApp(() => deps).fetch;
 }
 
 // The floor of the plants comparison: the statement the app sends (src/services/plants.ts:
