@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createApp } from "../src/app";
 import { userIdFor } from "../src/auth/identity";
 import { openDatabase } from "../src/node/open-database";
+import { listPlants } from "../src/services/plants";
 import {
   BENCH_ISSUER,
   benchRuntime,
@@ -26,6 +27,7 @@ import {
   serveChild,
   writeSection,
   load,
+  PLANT_PAGE,
 } from "./support";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -36,7 +38,7 @@ const dbUrl = `file:${join(dir, "bench.db")}`;
 
 // Seed: 200 plants for the first user through the API itself, then the same rows copied to
 // every other user in SQL (the API would take minutes).
-const { client, db } = await openDatabase(dbUrl);
+const { client, db, reader } = await openDatabase(dbUrl);
 const runtime = await benchRuntime();
 const seedApp = createApp(() => ({ ...runtime, db }));
 const tokens: string[] = [];
@@ -66,6 +68,12 @@ for (let i = 1; i < users; i++) {
   statements.push({ sql: copy("plants", plantColumns, "owner_id", ["owner_id"]), args: [id, first] });
 }
 await client.batch(statements, "write");
+// The floors must run what the app runs: the statement of a plant page, as the app prepares it.
+const prepared: string[] = [];
+const prepare = reader!.prepare.bind(reader!);
+reader!.prepare = (sql) => (prepared.push(sql), prepare(sql));
+await listPlants(db, first, { limit: 20 });
+if (prepared[0]?.replace(/\s+/g, " ") !== PLANT_PAGE.replace(/\s+/g, " ")) throw new Error(`PLANT_PAGE differs from the app's statement:\n${prepared[0]}`);
 client.close();
 
 const app = await serveChild("app", await benchServerEnv(dbUrl));

@@ -154,6 +154,15 @@ function profileOf<T>(proc: ChildProcess, during: () => Promise<T>): Promise<{ r
  * /proc: sampling counts wall time, which a shared machine inflates). Native frames (V8
  * builtins, bindings) count for the package that called them.
  */
+/**
+ * The statement the app sends for a page of plants (src/services/plants.ts: the page's JSON
+ * array, its last id and whether more follow, in one row), as the floors of the plants and
+ * Worker comparisons run it. Arguments: owner, owner, limit.
+ */
+export const PLANT_PAGE = `select "json", cast("last_id" as text), exists (select 1 from "plants" where "owner_id" = ? and "id" > "last_id")
+  from (select json_group_array(case when "tag" is null then json_object('name', "name") else json_object('name', "name", 'tag', "tag") end order by "id") as "json", max("id") as "last_id"
+        from (select "id", "name", "tag" from "plants" where "plants"."owner_id" = ? order by "plants"."id" asc limit ?) "page_rows") "page"`;
+
 /** With BENCH_PROFILE_DIR set, keeps a section's raw profile there (`<name>.cpuprofile`, for Chrome's DevTools). */
 export function keepProfile(name: string, profile: CpuProfile): void {
   const dir = process.env.BENCH_PROFILE_DIR;

@@ -16,6 +16,7 @@ import { createRuntime } from "../../src/runtime/deps";
 import { createLogger } from "../../src/runtime/log";
 import { openDatabase } from "../../src/node/open-database";
 import { createUpstreamPool } from "../../src/node/upstream-pool";
+import { PLANT_PAGE } from "../support";
 
 const kind = process.argv[2];
 const env = process.env;
@@ -39,13 +40,8 @@ async function appFetch() {
   return createApp(() => deps).fetch;
 }
 
-// The floor of the plants comparison: the statement the app sends (src/services/plants.ts:
-// the page's JSON array, its last id and whether more follow, in one row) for the same
-// users in turn, with no auth, no validation and no middleware.
-const PLANT_PAGE = `select "json", cast("last_id" as text), exists (select 1 from "plants" where "owner_id" = ? and "id" > "last_id")
-  from (select json_group_array(case when "tag" is null then json_object('name', "name") else json_object('name', "name", 'tag', "tag") end order by "id") as "json", max("id") as "last_id"
-        from (select "id", "name", "tag" from "plants" where "plants"."owner_id" = ? order by "plants"."id" asc limit ?) "page_rows") "page"`;
-
+// The floor of the plants comparison: the statement the app sends (PLANT_PAGE) for the
+// same users in turn, with no auth, no validation and no middleware.
 async function plantsFloorFetch() {
   const client = createClient({ url: env.BENCH_DB!, concurrency: 1 });
   await client.execute("PRAGMA journal_mode = WAL");
