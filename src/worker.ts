@@ -4,7 +4,7 @@ import { createApp } from "./app";
 import { rateLimiterFromBinding, unlimited } from "./auth/rate-limit";
 import { parseConfig } from "./runtime/config";
 import { dbFromD1, dbFromLibsql, type Db } from "./runtime/db";
-import { createRuntime, type Runtime } from "./runtime/deps";
+import { createRuntime, type Deps, type Runtime } from "./runtime/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import type { WorkersAiBinding } from "./models/workers-ai";
 import type { AssetSource } from "./http/web-client";
@@ -69,12 +69,27 @@ function assetsFor(env: Env): AssetSource | undefined {
   };
 }
 
+// The dependencies are the same for every request of an isolate with the same bindings
+// and origin, so they are built once per pair rather than spread anew for each request.
+const dependencies = new WeakMap<Env, Map<string, Deps>>();
+
 const app = createApp(async (c) => {
   const env = c.env as Env;
   const rt = await runtimeFor(env);
   // Cloudflare sets the request URL from the route it served, not from a header a caller
   // controls, so it is a safe base for share links when PUBLIC_BASE_URL is not set.
-  return { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), baseUrl: new URL(c.req.url).origin };
+  const origin = new URL(c.req.url).origin;
+  let byOrigin = dependencies.get(env);
+  if (!byOrigin) dependencies.set(env, (byOrigin = new Map()));
+  let deps = byOrigin.get(origin);
+  if (!deps) {
+    deps = { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), baseUrl: origin };
+    // A libSQL client is opened per request (Workers forbid sharing I/O objects between
+    // requests), so only D1's handle, which holds none, is kept. Origins are few; a
+    // stranger mix is simply not kept past a handful.
+    if (!rt.config.DATABASE_URL && byOrigin.size < 16) byOrigin.set(origin, deps);
+  }
+  return deps;
 });
 
 export default {
