@@ -4,10 +4,9 @@ import { createApp } from "./app";
 import { rateLimiterFromBinding, unlimited } from "./auth/rate-limit";
 import { parseConfig } from "./runtime/config";
 import { dbFromD1, dbFromLibsql, type Db } from "./runtime/db";
-import { createRuntime, type Deps, type Runtime } from "./runtime/deps";
+import { createRuntime, type AssetSource, type Deps, type Runtime } from "./runtime/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import type { WorkersAiBinding } from "./models/workers-ai";
-import type { AssetSource } from "./http/web-client";
 
 export interface Env {
   DB?: D1Database;

@@ -8,11 +8,6 @@ import { clientKey } from "./rate-limit";
 import { userIdFor } from "./identity";
 import { DiscoveryError, InvalidTokenError, type Identity } from "./jwt";
 
-/** Who is calling, and with what. */
-export type Principal =
-  | { via: "jwt"; userId: string; identity: Identity }
-  | { via: "api-key"; userId: string; keyId: string };
-
 /**
  * A 401 with its RFC 6750 challenge: no error code when no credential came, else
  * `invalid_request` (malformed) or `invalid_token` (refused), so clients know to re-login.

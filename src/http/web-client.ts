@@ -2,14 +2,6 @@ import type { Context } from "hono";
 import type { Config } from "../runtime/config";
 import type { AppEnv } from "../runtime/deps";
 
-/**
- * The built web client's files (web/dist): the reply for a file at `path` (a URL path such
- * as `/assets/index-3f2a.js`), or undefined when there is none; a source may encode it as
- * the request's Accept-Encoding allows. The Node server reads a directory
- * (src/node/web-files.ts); the Worker asks its static assets binding.
- */
-export type AssetSource = (path: string, acceptEncoding?: string) => Promise<Response | undefined>;
-
 /** The client's own routes (deep links that must survive a reload). */
 const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|login|auth\/callback)?\/?$/;
 

@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { COMPRESSIBLE_CONTENT_TYPE_REGEX } from "hono/utils/compress";
 import { getMimeType } from "hono/utils/mime";
-import type { AssetSource } from "../http/web-client";
+import type { AssetSource } from "../runtime/deps";
 
 const gzipped = promisify(gzip);
 

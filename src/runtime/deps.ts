@@ -7,10 +7,9 @@ import { createRateLimiter, unlimited, type MemoryRateLimiter, type RateLimiter 
 import { createModelRegistry, type ModelRegistry } from "../models/registry";
 import type { UpstreamFetch } from "../models/adapter";
 import type { WorkersAiBinding } from "../models/workers-ai";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, type LocalKey } from "../auth/local-login";
 import { createTranscriber, type Transcriber } from "../services/transcription";
-import type { AssetSource } from "../http/web-client";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
 export interface Runtime {
@@ -53,6 +52,14 @@ export interface Deps extends Runtime {
    */
   baseUrl?: string;
 }
+
+/**
+ * The built web client's files (web/dist): the reply for a file at `path` (a URL path such
+ * as `/assets/index-3f2a.js`), or undefined when there is none; a source may encode it as
+ * the request's Accept-Encoding allows. The Node server reads a directory
+ * (src/node/web-files.ts); the Worker asks its static assets binding.
+ */
+export type AssetSource = (path: string, acceptEncoding?: string) => Promise<Response | undefined>;
 
 /**
  * What each request carries. Read it with `c.get("deps")`: Hono's `c.var` copies every

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, lt, sql } from "drizzle-orm";
 import { generateApiKey } from "../auth/api-keys";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { randomId } from "../auth/encoding";
 import type { Db } from "../runtime/db";
 import { apiKeys, users } from "../../schema/index";

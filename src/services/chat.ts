@@ -1,5 +1,5 @@
 import { and, desc, eq, sql, type Placeholder } from "drizzle-orm";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { randomId, sha256Hex, timeOrderedId } from "../auth/encoding";
 import { bound, boundRows, perDb, type Db } from "../runtime/db";
 import { ApiError, excerpt } from "../http/errors";

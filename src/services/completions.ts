@@ -1,4 +1,4 @@
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { encodeBase64url, sha256Hex } from "../auth/encoding";
 import { ApiError, excerpt } from "../http/errors";
 import type { ChatMessage, ModelOutcome, Sampling } from "../models/adapter";

@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { timeOrderedId } from "../auth/encoding";
 import type { Config } from "../runtime/config";
 import { bound, perDb, type Db } from "../runtime/db";

@@ -1,5 +1,5 @@
 import { and, asc, eq, ne, sql } from "drizzle-orm";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { randomId } from "../auth/encoding";
 import type { Db } from "../runtime/db";
 import { contexts, groups } from "../../schema/index";

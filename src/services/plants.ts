@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, sql } from "drizzle-orm";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { perDb, rawRows, type Db } from "../runtime/db";
 import { plants } from "../../schema/index";
 import { ensureUser } from "./users";

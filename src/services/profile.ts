@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import type { Db } from "../runtime/db";
 import { DEFAULT_MODEL_ID } from "../models/catalog";
 import { users, type StoredPreferences } from "../../schema/index";

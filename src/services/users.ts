@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import type { Principal } from "../auth/credentials";
+import type { Principal } from "../auth/principal";
 import { bound, perDb, type Db } from "../runtime/db";
 import { users } from "../../schema/index";
 
