@@ -279,20 +279,20 @@ function fromModel(text: string): string {
   return text.replaceAll("\u0000", "\uFFFD");
 }
 
-/** A timeout that restarts whenever the upstream makes progress, merged with the client's signal. */
-function createDeadline(ms: number, client: AbortSignal) {
+/** A timeout that restarts whenever the upstream makes progress, merged with the callers' signals. */
+function createDeadline(ms: number, callers: AbortSignal[]) {
   const timer = new AbortController();
   const fire = () => timer.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError"));
   let handle = setTimeout(fire, ms);
   return {
-    signal: AbortSignal.any([client, timer.signal]),
+    signal: AbortSignal.any([...callers, timer.signal]),
     touch() {
       clearTimeout(handle);
       if (!timer.signal.aborted) handle = setTimeout(fire, ms);
     },
     clear: () => clearTimeout(handle),
     get timedOut() {
-      return timer.signal.aborted && !client.aborted;
+      return timer.signal.aborted && !callers.some((signal) => signal.aborted);
     },
   };
 }
@@ -362,8 +362,9 @@ export class Exchange {
     if (this.#ended) throw new Error("this exchange has already run");
     // Stopped when the caller stops iterating, so the upstream call ends with it.
     const stop = new AbortController();
-    const deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, AbortSignal.any([run.signal, stop.signal]));
+    const deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, [run.signal, stop.signal]);
     const request = { ...run.callOptions, messages: run.prompt, signal: deadline.signal };
+    let answered = false;
     try {
       let text = "";
       try {
@@ -380,6 +381,7 @@ export class Exchange {
         } else {
           text = fromModel(await this.model.adapter!.complete(request));
         }
+        answered = true;
       } catch (err) {
         throw await this.#fail(err, deadline);
       } finally {
@@ -396,7 +398,9 @@ export class Exchange {
       }
       yield { type: "done", reply: settlement.reply };
     } finally {
-      stop.abort(new DOMException("the caller stopped reading the reply", "AbortError"));
+      // Once the model has answered there is no call left to stop (and an abort costs an
+      // exception object and its listeners on every message).
+      if (!answered) stop.abort(new DOMException("the caller stopped reading the reply", "AbortError"));
       await this.#release("the reply was not read to its end");
     }
   }

@@ -66,9 +66,10 @@ describe.skipIf(!hasChromium)("accessibility", () => {
     await options.focus();
     await page.keyboard.press("Enter");
     await page.getByRole("menuitem", { name: "Rename" }).waitFor();
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Rename");
+    // The menu moves focus to its first item once it has rendered: a frame after it appears.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Rename");
     await page.keyboard.press("Escape");
-    expect(await options.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => options.evaluate((el) => el === document.activeElement)).toBe(true);
     await context.close();
   });
 
