@@ -106,6 +106,13 @@ describe("statements run natively, each prepared once", () => {
     expect((await plain.execute("select count(*) as n from notes")).rows[0]!.n).toBe(3);
   });
 
+  it("runs a script of statements on the same connection, and refuses interactive transactions", async () => {
+    await native.executeMultiple("insert into notes (id, text) values (7, 'a'); insert into notes (id, text) values (8, 'b');");
+    expect((await plain.execute("select count(*) as n from tags")).rows[0]!.n).toBe(2);
+    await expect(native.executeMultiple("insert into notes (id, text) values (7, 'again')")).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT" });
+    await expect(native.transaction("write")).rejects.toThrow(/batch/);
+  });
+
   it("keeps working when more distinct statements have run than it keeps prepared", async () => {
     for (let i = 0; i < 1100; i++) expect((await native.execute(`select ${i} as v`)).rows[0]!.v).toBe(i);
     expect((await native.execute("select 0 as v")).rows[0]!.v).toBe(0);

@@ -63,6 +63,16 @@ export function runNatively(client: Client, native: Connection): Client {
       if (native.inTransaction) native.exec("ROLLBACK");
     }
   };
+  client.executeMultiple = async (sql: string) => {
+    try {
+      native.exec(sql);
+    } catch (err) {
+      throw libsqlError(err);
+    }
+  };
+  // An interactive transaction would hold the write lock across awaits, and every other
+  // request's batch would wait behind it: the app writes in batches only.
+  client.transaction = () => Promise.reject(new Error("interactive transactions are not used on the embedded database: write with batch()"));
   const close = client.close.bind(client);
   client.close = () => {
     close();
