@@ -79,6 +79,32 @@ describe.skipIf(!hasChromium)("chatting", () => {
     await context.close();
   });
 
+  it("shows the count after the first reply even when the page's first count arrives later", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    // The count the page asks for on opening is answered only after the first reply is on
+    // screen, as on a slow connection: computed before the message, it must not win.
+    let replied!: () => void;
+    const firstReply = new Promise<void>((resolve) => (replied = resolve));
+    let held = 0;
+    await page.route("**/credits", async (route) => {
+      if (held++ === 0) {
+        const response = await route.fetch();
+        await firstReply;
+        await route.fulfill({ response });
+      } else await route.continue();
+    });
+    await logInLocally(page, "fay");
+    await sendAndWait(page, "am I counted?");
+    const late = page.waitForResponse((r) => r.url().endsWith("/credits"));
+    replied();
+    await late;
+    // Let the page do what it does with that late answer before reading the counter.
+    await page.waitForTimeout(500);
+    await eventually("the counter shows the message", async () => (await creditsLeft(page)) === 499);
+    await context.close();
+  });
+
   it("says in words when the model fails, charges nothing, and retries on request", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();

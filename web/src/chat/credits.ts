@@ -20,6 +20,12 @@ export function useCredits() {
 
 /** Applies what a reply said about credits (headers or the stream's done event) with no request. */
 export function updateCredits(client: QueryClient, update: Partial<Credits> & { remaining: number; resetAt: string }) {
+  // A count asked for before this reply (the page's first, still loading) would land after
+  // it and show the credits as they were: it is dropped and asked for again, so the last
+  // word is the server's.
+  if (client.isFetching({ queryKey: creditsKey }) > 0) {
+    void client.cancelQueries({ queryKey: creditsKey }, { revert: false, silent: true }).then(() => client.invalidateQueries({ queryKey: creditsKey }));
+  }
   client.setQueryData<Credits>(creditsKey, (old) => {
     if (update.allowance !== undefined && update.used !== undefined) return { ...update } as Credits;
     if (!old) return undefined;
