@@ -14,6 +14,7 @@ import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./node
 import { openDatabase } from "./node/open-database";
 import { nextUtcMidnight } from "./services/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./services/holds";
+import { readBodyFromSocket } from "./node/request-body";
 import { createUpstreamPool } from "./node/upstream-pool";
 import { webFilesFrom } from "./node/web-files";
 
@@ -61,6 +62,7 @@ async function main() {
     db,
     databaseFileProblem,
     clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER),
+    readBody: readBodyFromSocket,
     assets: webFilesFrom(webDist),
     baseUrl: `http://localhost:${config.PORT}`,
   };

@@ -117,6 +117,39 @@ function exchange(raw: string, until?: RegExp) {
 
 const host = () => `Host: ${base.host}\r\n`;
 
+describe("bodies read from the socket", () => {
+  it("reads a JSON body of declared length, and one sent in chunks", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const headers = { Authorization: `Bearer ${alice}`, "Content-Type": "application/json" };
+    const body = Buffer.from('{"id":71,"name":"declared"}');
+    const declared = await send(agent, "/plants", { method: "POST", headers: { ...headers, "Content-Length": String(body.length) }, body });
+    expect([declared.status, JSON.parse(declared.body)]).toEqual([200, { name: "declared" }]);
+    const chunked = await send(agent, "/plants", {
+      method: "POST",
+      headers: { ...headers, "Transfer-Encoding": "chunked" },
+      body: [Buffer.from('{"id":72,'), Buffer.from('"name":"chunked"}')],
+    });
+    expect([chunked.status, JSON.parse(chunked.body)]).toEqual([200, { name: "chunked" }]);
+    // Both bodies were read to their end: the same connection serves the next request.
+    const listed = await send(agent, "/plants", { headers });
+    expect(listed.reusedSocket).toBe(true);
+    expect(JSON.parse(listed.body)).toEqual([{ name: "declared" }, { name: "chunked" }]);
+    agent.destroy();
+  });
+
+  it("hands the body read from the socket to every later reader of it (a share's options)", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const headers = { Authorization: `Bearer ${alice}`, "Content-Type": "application/json" };
+    const context = JSON.parse((await send(agent, "/contexts", { method: "POST", headers, body: Buffer.from('{"name":"shared"}') })).body) as { id: string; name: string };
+    expect(context.name).toBe("shared");
+    const options = Buffer.from('{"expiresIn":3600}');
+    const share = await send(agent, `/contexts/${context.id}/share`, { method: "POST", headers: { ...headers, "Content-Length": String(options.length) }, body: options });
+    expect(share.status).toBe(201);
+    expect((JSON.parse(share.body) as { expiresAt: string | null }).expiresAt).not.toBeNull();
+    agent.destroy();
+  });
+});
+
 describe("request headers", () => {
   it("accepts a realistic 18 KB access token with many group claims", async () => {
     const groups = Array.from({ length: 420 }, (_, i) => `org-${i}-plant-care-team-member`);

@@ -15,6 +15,7 @@ import { parseConfig } from "../../src/runtime/config";
 import { createRuntime } from "../../src/runtime/deps";
 import { createLogger } from "../../src/runtime/log";
 import { openDatabase } from "../../src/node/open-database";
+import { readBodyFromSocket } from "../../src/node/request-body";
 import { createUpstreamPool } from "../../src/node/upstream-pool";
 import { PLANT_PAGE } from "../support";
 
@@ -35,8 +36,8 @@ async function appFetch() {
   });
   const { client, db } = await openDatabase(env.BENCH_DB!);
   if (env.BENCH_SYNCHRONOUS) await client.execute(`PRAGMA synchronous = ${env.BENCH_SYNCHRONOUS}`);
-  // Built once, as src/server.ts does.
-  const deps = { ...runtime, db };
+  // Built once, as src/server.ts does, reading bodies from the socket as it does.
+  const deps = { ...runtime, db, readBody: readBodyFromSocket };
   return createApp(() => deps).fetch;
 }
 

@@ -1,5 +1,6 @@
 import { parse } from "lossless-json";
 import { bodyLimit } from "hono/body-limit";
+import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../runtime/deps";
 import { ApiError, excerpt } from "./errors";
@@ -7,16 +8,27 @@ import { ApiError, excerpt } from "./errors";
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export const limitBodySize = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  // The rest of the body is still on its way, unread. Rather than read and discard up to a
-  // megabyte more, the connection is closed after this reply, and the reply says so, so a
-  // pooled client opens a new one instead of writing its next request into a closed socket.
-  // (Workers own the connection and ignore this header.)
-  onError: () => {
-    throw new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`, { Connection: "close" });
-  },
-});
+// The rest of the body is still on its way, unread. Rather than read and discard up to a
+// megabyte more, the connection is closed after this reply, and the reply says so, so a
+// pooled client opens a new one instead of writing its next request into a closed socket.
+// (Workers own the connection and ignore this header.)
+const tooLarge = (): never => {
+  throw new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`, { Connection: "close" });
+};
+
+const countedBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+
+/**
+ * Hono's body limit, with a body of declared length judged by its Content-Length first, as
+ * Hono then does too: Hono looks at `c.req.raw.body` before the header, and on Node that
+ * alone makes @hono/node-server build a WHATWG Request and a web stream around the socket
+ * (see src/node/request-body.ts). A chunked body is counted by Hono as it streams.
+ */
+export const limitBodySize: MiddlewareHandler = (c, next) => {
+  const length = c.req.header("Content-Length");
+  if (length === undefined || c.req.header("Transfer-Encoding") !== undefined) return countedBodyLimit(c, next);
+  return Number.parseInt(length, 10) > MAX_BODY_BYTES ? tooLarge() : next();
+};
 
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json$/i;
 
@@ -99,17 +111,23 @@ function refuseUnstorable(value: unknown, path = ""): void {
 
 /**
  * Parses JSON bodies once, exactly (see parseNumber). Validators downstream call
- * `c.req.json()`, which is pointed at this parse. An empty body reads as `{}`; a non-empty
- * body that is not JSON is a 415; malformed JSON or invalid UTF-8 is a 400.
+ * `c.req.json()`, which is pointed at this parse (and `text()`, `arrayBuffer()` at the
+ * body). An empty body reads as `{}`; a non-empty body that is not JSON is a 415;
+ * malformed JSON or invalid UTF-8 is a 400.
  */
 export const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
   let text: string;
   try {
-    text = strictUtf8.decode(await c.req.arrayBuffer());
+    const bytes = await (c.get("deps").readBody?.(c) ?? c.req.arrayBuffer());
+    text = strictUtf8.decode(bytes);
+    // The body is read once, here (perhaps from the socket, past the Request): every later
+    // reader of it gets what was read.
+    c.req.arrayBuffer = () => Promise.resolve(bytes instanceof ArrayBuffer ? bytes : (bytes.slice().buffer as ArrayBuffer));
   } catch {
     throw new ApiError(400, "the request body is not valid UTF-8 text");
   }
+  c.req.text = () => Promise.resolve(text);
   let value: unknown = {};
   if (text.trim() !== "") {
     const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();

@@ -43,6 +43,11 @@ export interface Deps extends Runtime {
    * socket's peer; Workers: CF-Connecting-IP), or undefined when it cannot.
    */
   clientAddress?: (c: Context) => string | undefined;
+  /**
+   * The request's body, read where the entry can do it more cheaply than through the
+   * WHATWG Request (Node: from the socket), or undefined to read `c.req` as usual.
+   */
+  readBody?: (c: Context) => Promise<Uint8Array> | undefined;
   /** The built web client's files; without it the service is the API alone. */
   assets?: AssetSource;
   /**
