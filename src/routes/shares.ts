@@ -1,6 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../runtime/deps";
 import { ApiError, excerpt } from "../http/errors";
 import { createRouter } from "../http/router";
@@ -47,13 +46,6 @@ const seconds = z
   .pipe(z.number().int(secondsMessage).min(60, secondsMessage).max(MAX_EXPIRES_IN, secondsMessage))
   .openapi({ type: "integer", minimum: 60, maximum: MAX_EXPIRES_IN });
 
-// The body is optional; clients that always send Content-Type: application/json with an
-// empty body mean "no options", not malformed JSON.
-const emptyBodyIsNoOptions = createMiddleware<AppEnv>(async (c, next) => {
-  if ((await c.req.text()).trim() === "") c.req.json = <T>() => Promise.resolve({} as T);
-  await next();
-});
-
 const contextParam = z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }) });
 
 const shareRoute = authenticatedRoute({
@@ -84,7 +76,7 @@ const shareRoute = authenticatedRoute({
   responses: {
     201: { description: "The link", content: { "application/json": { schema: ShareLinkSchema } } },
   },
-}, { errors: [404, 413], middleware: [emptyBodyIsNoOptions] });
+}, { errors: [404, 413] });
 
 const revokeRoute = authenticatedRoute({
   method: "delete",
