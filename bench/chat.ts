@@ -104,7 +104,7 @@ for (let c = 0; c < contextsPerUser; c++) {
 
 // Round trips before and after the model call, one message at a time: the in-process
 // upstream notes the driver's count when the call reaches it.
-const trips = countRoundTrips(seeded.client, seeded.reader);
+const trips = countRoundTrips(seeded.client);
 const probes: Array<{ before: number; after: number }> = [];
 for (let i = 0; i < 20; i++) {
   const start = trips();

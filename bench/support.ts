@@ -6,8 +6,6 @@ import { promisify } from "node:util";
 import type { Client } from "@libsql/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { parseConfig } from "../src/runtime/config";
-import type { NativeReader } from "../src/runtime/db";
-import { countNativeReads } from "../test/support/harness";
 import { createRuntime, type Runtime } from "../src/runtime/deps";
 import { createLogger } from "../src/runtime/log";
 
@@ -348,16 +346,12 @@ export async function benchToken(subject: string): Promise<string> {
     .sign(privateKey);
 }
 
-/**
- * Counts database round trips: execute and batch calls at the libSQL client, and statements
- * run on the native connection the hot reads use (src/runtime/db.ts readNatively).
- */
-export function countRoundTrips(client: Client, reader?: NativeReader): () => number {
+/** Counts database round trips: execute and batch calls at the libSQL client. */
+export function countRoundTrips(client: Client): () => number {
   let trips = 0;
   const execute = client.execute.bind(client);
   const batch = client.batch.bind(client);
   client.execute = ((...a: Parameters<typeof execute>) => (trips++, execute(...a))) as typeof client.execute;
   client.batch = ((...a: Parameters<typeof batch>) => (trips++, batch(...a))) as typeof client.batch;
-  countNativeReads(reader, () => trips++);
   return () => trips;
 }

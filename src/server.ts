@@ -54,7 +54,7 @@ async function main() {
   }
 
   const runtime = await createRuntime(config, { localKey, upstreamFetch: createUpstreamPool() });
-  const { db, client, reader, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
   // listens), never at a request's Host header.
   const deps: Deps = {
@@ -96,7 +96,6 @@ async function main() {
     clearTimeout(timer);
     server.close(() => {
       client.close();
-      reader?.close();
       process.exit(0);
     });
   };

@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { dbFromLibsql, readNatively } from "../runtime/db";
+import { dbFromLibsql } from "../runtime/db";
 import { groupCommits } from "./group-commit";
 import { runNatively } from "./native-client";
 
@@ -34,12 +34,8 @@ export async function openDatabase(url: string, authToken?: string) {
     groupCommits(client);
   }
   const db = dbFromLibsql(client);
-  // The hot reads' statements, on a connection of their own, skip the driver's result
-  // objects too (see readNatively).
-  const reader = embedded ? openNative(filePath(url)) : undefined;
-  if (reader) readNatively(db, reader);
   const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
-  return { client, db, reader, databaseFileProblem };
+  return { client, db, databaseFileProblem };
 }
 
 function openNative(path: string) {

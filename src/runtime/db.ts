@@ -37,48 +37,6 @@ export function perDb<T>(build: (db: Db) => T): (db: Db) => T {
   };
 }
 
-/** A native connection to an embedded database file: the `libsql` package's Database. */
-export interface NativeReader {
-  prepare(sql: string): { raw(on?: boolean): NativeStatement };
-}
-
-interface NativeStatement {
-  all(...params: unknown[]): unknown[];
-}
-
-const nativeReads = new WeakMap<Db, (sql: string) => NativeStatement>();
-
-/**
- * Serves `rawRows` for this handle from a native connection to the same embedded file, each
- * statement prepared once. @libsql/client prepares every statement again on each call and
- * builds an object per row: for a page of plants that was ~45 µs of the ~70 µs the query
- * took. Only reads run there, and in WAL mode they see every committed write.
- */
-export function readNatively(db: Db, reader: NativeReader): void {
-  const statements = new Map<string, NativeStatement>();
-  nativeReads.set(db, (sql) => {
-    let statement = statements.get(sql);
-    if (!statement) statements.set(sql, (statement = reader.prepare(sql).raw(true)));
-    return statement;
-  });
-}
-
-/**
- * A prepared read's rows as arrays of column values, in the order selected: on the native
- * connection when the handle has one (see readNatively), else through the driver (libSQL,
- * D1). One round trip either way.
- */
-export async function rawRows(
-  db: Db,
-  prepared: SQLitePreparedQuery<PreparedQueryConfig>,
-  values: Record<string, unknown>,
-): Promise<ArrayLike<unknown>[]> {
-  const native = nativeReads.get(db);
-  if (!native) return (await prepared.values(values)) as ArrayLike<unknown>[];
-  const { sql, params } = prepared.getQuery();
-  return native(sql).all(...fillPlaceholders(params, values)) as ArrayLike<unknown>[];
-}
-
 /**
  * A prepared statement with its placeholders filled in, as an item for `db.batch`. The
  * batch of both drivers asks an item for `_prepare()`, then uses the prepared query's

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Principal } from "../auth/principal";
-import { perDb, rawRows, type Db } from "../runtime/db";
+import { perDb, type Db } from "../runtime/db";
 import { plants } from "../../schema/index";
 import { ensureUser } from "./users";
 
@@ -89,10 +89,11 @@ export async function listPlants(
   const lists = preparedLists(db);
   const [row] =
     page.afterId === undefined
-      ? await rawRows(db, lists.first, { ownerId, limit: page.limit })
-      : await rawRows(db, lists.after, { ownerId, afterId: page.afterId.toString(), limit: page.limit });
-  const [json, lastId, more] = row as [string, string | null, number];
-  return { json, next: more ? lastId : null };
+      ? await lists.first.values({ ownerId, limit: page.limit })
+      : await lists.after.values({ ownerId, afterId: page.afterId.toString(), limit: page.limit });
+  // Read by position: a libSQL row indexes like an array but is not iterable.
+  const values = row as unknown as ArrayLike<unknown>;
+  return { json: values[0] as string, next: values[2] ? (values[1] as string) : null };
 }
 
 /** Deletes the owner's plant; false when there was none. One round trip. */

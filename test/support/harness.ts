@@ -5,7 +5,7 @@ import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
 import { parseConfig } from "../../src/runtime/config";
-import type { Db, NativeReader } from "../../src/runtime/db";
+import type { Db } from "../../src/runtime/db";
 import { createRuntime, type Deps } from "../../src/runtime/deps";
 import { readBodyFromSocket } from "../../src/node/request-body";
 import { createUpstreamPool } from "../../src/node/upstream-pool";
@@ -54,23 +54,6 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Calls `count` on each statement run on a native connection (see src/runtime/db.ts readNatively). */
-export function countNativeReads(reader: NativeReader | undefined, count: () => void): void {
-  if (!reader) return;
-  const prepare = reader.prepare.bind(reader);
-  reader.prepare = (sql) => {
-    const statement = prepare(sql);
-    const raw = statement.raw.bind(statement);
-    statement.raw = (on) => {
-      const rows = raw(on);
-      const all = rows.all.bind(rows);
-      rows.all = (...params) => (count(), all(...params));
-      return rows;
-    };
-    return statement;
-  };
-}
-
 /**
  * The app over a fresh libSQL file migrated from migrations/, trusting a real identity
  * provider on loopback. `env` adds or overrides configuration variables.
@@ -86,9 +69,8 @@ export async function createHarness(
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
-  const { client, db, reader, databaseFileProblem } = await openDatabase(`file:${dbFile}`);
-  // Count round trips at the driver, the network boundary in production (Turso), and at
-  // the native connection the hot reads use on an embedded file.
+  const { client, db, databaseFileProblem } = await openDatabase(`file:${dbFile}`);
+  // Count round trips at the driver, the network boundary in production (Turso).
   let trips = 0;
   for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
     const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
@@ -97,7 +79,6 @@ export async function createHarness(
       return original(...args);
     };
   }
-  countNativeReads(reader, () => trips++);
   const clock = options.clock ?? createClock();
   const logs = createMemoryLogger();
   const config = parseConfig({
@@ -144,7 +125,6 @@ export async function createHarness(
     async close() {
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
       client.close();
-      reader?.close();
       await idp.close();
       rmSync(dir, { recursive: true, force: true });
     },
