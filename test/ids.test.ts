@@ -23,11 +23,15 @@ describe("time-ordered ids", () => {
     const h = await createHarness({ env: { SVC_MODEL_BASE_URL: up.baseUrl } });
     try {
       const token = await h.signIn("ida");
+      // The part of an id that says when: "msg_" and 8 characters of time.
+      const when = (id: string) => id.slice(0, 12);
+      const from = when(timeOrderedId("msg", Date.now()));
       const sent = (await (await h.request("/chat/send", { method: "POST", token, json: { message: "hello" } })).json()) as { contextId: string };
+      const to = when(timeOrderedId("msg", Date.now()));
       const context = (await (await h.request(`/contexts/${sent.contextId}`, { token })).json()) as { messages: Array<{ id: string }> };
-      const before = timeOrderedId("msg", Date.now() - 60_000);
       expect(context.messages).toHaveLength(2);
-      for (const { id } of context.messages) expect(id > before && id.length === before.length).toBe(true);
+      // A random id would land in this window of a few milliseconds about once in 2^40 tries.
+      for (const { id } of context.messages) expect(when(id) >= from && when(id) <= to).toBe(true);
     } finally {
       await h.close();
       await up.close();
