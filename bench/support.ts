@@ -22,6 +22,8 @@ export interface LoadResult {
 /** A load run against a server in its own process, with that process's CPU per request. */
 export interface Run extends LoadResult {
   cpuUsPerRequest: number;
+  /** The part of it spent on the process's main thread, the one running its event loop. */
+  mainThreadUsPerRequest: number;
 }
 
 export interface LoadSpec {
@@ -65,6 +67,8 @@ export interface Served {
   proc: ChildProcess;
   /** CPU time (µs) the process has used so far: utime + stime from /proc. */
   cpuUs(): number;
+  /** The same, for its main thread alone. */
+  mainThreadCpuUs(): number;
   /** A CPU profile of the process while `during` runs, and the CPU µs it used meanwhile. */
   profile<T>(during: () => Promise<T>): Promise<{ result: T; profile: CpuProfile; cpuUs: number }>;
   stop(): void;
@@ -94,6 +98,7 @@ export function spawnServer(args: string[], env: Record<string, string>, ready: 
         url: match[1] ?? match[0],
         proc,
         cpuUs: () => cpuUsOf(proc.pid!),
+        mainThreadCpuUs: () => cpuUsOf(proc.pid!, proc.pid!),
         profile: (during) => profileOf(proc, during),
         stop: () => proc.kill("SIGTERM"),
       });
@@ -111,8 +116,8 @@ export function serveChild(kind: string, env: Record<string, string>): Promise<S
 
 const TICK_US = 10_000; // USER_HZ is 100 on Linux
 
-function cpuUsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+function cpuUsOf(pid: number, thread?: number): number {
+  const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
 }
 
@@ -230,9 +235,11 @@ export function profileTable(rows: ReturnType<typeof profileByPackage>): string 
 /** One load run against `server`, with the CPU µs per request it spent. */
 export async function measure(label: string, server: Served, spec: LoadSpec): Promise<Run> {
   const before = server.cpuUs();
+  const mainBefore = server.mainThreadCpuUs();
   const result = await load(label, spec);
   await new Promise((r) => setTimeout(r, 200)); // requests cut off by the stop settle
-  return { ...result, cpuUsPerRequest: (server.cpuUs() - before) / Math.max(1, result.requests) };
+  const requests = Math.max(1, result.requests);
+  return { ...result, cpuUsPerRequest: (server.cpuUs() - before) / requests, mainThreadUsPerRequest: (server.mainThreadCpuUs() - mainBefore) / requests };
 }
 
 export interface Side {
@@ -255,7 +262,7 @@ export async function compare(a: Side, b: Side, repeats: number): Promise<Compar
   for (let i = 0; i < repeats; i++) {
     const ra = await measure(a.label, a.server, a.spec);
     const rb = await measure(b.label, b.server, b.spec);
-    console.log(`  ${i + 1}/${repeats}: ${a.label}: ${ra.rps} req/s, ${ra.cpuUsPerRequest.toFixed(0)} µs; ${b.label}: ${rb.rps} req/s, ${rb.cpuUsPerRequest.toFixed(0)} µs`);
+    console.log(`  ${i + 1}/${repeats}: ${a.label}: ${ra.rps} req/s, ${ra.cpuUsPerRequest.toFixed(0)} µs (main ${ra.mainThreadUsPerRequest.toFixed(0)}); ${b.label}: ${rb.rps} req/s, ${rb.cpuUsPerRequest.toFixed(0)} µs (main ${rb.mainThreadUsPerRequest.toFixed(0)})`);
     runs.push({ a: ra, b: rb });
   }
   return {
@@ -275,12 +282,12 @@ export const median = (values: number[]) => spread(values).median;
 /** A table of every run of a comparison, in the order run. */
 export function runTable(c: Comparison): string {
   const lines = [
-    "| run | req/s | CPU µs/req | p50 ms | p99 ms | requests | errors | non-2xx |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    "| run | req/s | CPU µs/req | of which main thread | p50 ms | p99 ms | requests | errors | non-2xx |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   c.runs.forEach(({ a, b }, i) => {
     for (const r of [a, b]) {
-      lines.push(`| ${i + 1}. ${r.label} | ${r.rps} | ${r.cpuUsPerRequest.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.errors} | ${r.non2xx} |`);
+      lines.push(`| ${i + 1}. ${r.label} | ${r.rps} | ${r.cpuUsPerRequest.toFixed(0)} | ${r.mainThreadUsPerRequest.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.requests} | ${r.errors} | ${r.non2xx} |`);
     }
   });
   return lines.join("\n");

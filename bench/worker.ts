@@ -93,15 +93,16 @@ async function startWorker(options: { script?: string; scriptPath?: string; bind
   const plants = owners.flatMap((owner) => Array.from({ length: 21 }, (_, k) => `('${owner}', ${k + 1}, 'plant ${k + 1}', ${k % 2 ? "null" : "'odd'"})`));
   for (const chunk of rows(plants, 500)) await db.prepare(`insert into plants (owner_id, id, name, tag) values ${chunk.join(", ")}`).run();
   const tick = 10_000;
-  const cpuUs = () => {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  const cpuUs = (stat = `/proc/${pid}/stat`) => {
+    const f = readFileSync(stat, "utf8").split(") ")[1]!.split(" ");
     return (Number(f[11]) + Number(f[12])) * tick;
   };
   return {
     mf,
     url,
     proc: undefined as never,
-    cpuUs,
+    cpuUs: () => cpuUs(),
+    mainThreadCpuUs: () => cpuUs(`/proc/${pid}/task/${pid}/stat`),
     profile: () => Promise.reject(new Error("no profiles of workerd here")),
     stop: () => void mf.dispose(),
   };

@@ -14,7 +14,7 @@ import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./node
 import { openDatabase } from "./node/open-database";
 import { nextUtcMidnight } from "./services/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./services/holds";
-import { readBodyFromSocket } from "./node/request-body";
+import { clientGoneFromSocket, readBodyFromSocket } from "./node/socket-request";
 import { createUpstreamPool } from "./node/upstream-pool";
 import { webFilesFrom } from "./node/web-files";
 
@@ -63,6 +63,7 @@ async function main() {
     databaseFileProblem,
     clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER),
     readBody: readBodyFromSocket,
+    clientGone: clientGoneFromSocket,
     assets: webFilesFrom(webDist),
     baseUrl: `http://localhost:${config.PORT}`,
   };

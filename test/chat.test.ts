@@ -374,6 +374,37 @@ describe("streaming", () => {
     const userId = await userIdOf(token);
     expect(h.logs.lines.filter((l) => l.msg === "chat charge refunded" && l.fields.userId === userId).length).toBe(1);
   });
+
+  it("cancels the model call when the client of a whole (not streamed) reply goes away: refunded, nothing stored", async () => {
+    // A model timeout far past the test's: only the client leaving can end this exchange.
+    const patient = await createHarness({ env: { SVC_MODEL_BASE_URL: up.baseUrl, MODEL_TIMEOUT_MS: "600000" } });
+    try {
+      const token = await patient.signIn("chat-whole-gone");
+      const used = async () => ((await (await patient.request("/credits", { token })).json()) as { used: number }).used;
+      up.mode = "slow";
+      let arrived!: () => void;
+      const atUpstream = new Promise<void>((resolve) => (arrived = resolve));
+      up.onRequest = () => arrived();
+      const cancelledBefore = up.cancelled();
+      const client = new AbortController();
+      const sent = fetch(`${await patient.listen()}/chat/send`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ message: "hi" }),
+        signal: client.signal,
+      }).catch((err: unknown) => err);
+      await atUpstream;
+      expect(await used()).toBe(1);
+      client.abort();
+      expect(await sent).toBeInstanceOf(Error);
+      await expect.poll(() => up.cancelled(), { timeout: 5000 }).toBeGreaterThan(cancelledBefore);
+      await expect.poll(used, { timeout: 5000 }).toBe(0);
+      const [row] = await patient.db.select({ n: count() }).from(messages);
+      expect(row!.n).toBe(0);
+    } finally {
+      await patient.close();
+    }
+  });
 });
 
 describe("Idempotency-Key", () => {

@@ -23,7 +23,7 @@ beforeEach(async () => {
     transactions++;
     return batch(...args);
   };
-  groupCommits(client);
+  client.batch = groupCommits(client.batch.bind(client));
   reader = createClient({ url });
 });
 afterEach(() => {

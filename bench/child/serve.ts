@@ -15,7 +15,7 @@ import { parseConfig } from "../../src/runtime/config";
 import { createRuntime } from "../../src/runtime/deps";
 import { createLogger } from "../../src/runtime/log";
 import { openDatabase } from "../../src/node/open-database";
-import { readBodyFromSocket } from "../../src/node/request-body";
+import { clientGoneFromSocket, readBodyFromSocket } from "../../src/node/socket-request";
 import { createUpstreamPool } from "../../src/node/upstream-pool";
 import { PLANT_PAGE } from "../support";
 
@@ -37,7 +37,7 @@ async function appFetch() {
   const { client, db } = await openDatabase(env.BENCH_DB!);
   if (env.BENCH_SYNCHRONOUS) await client.execute(`PRAGMA synchronous = ${env.BENCH_SYNCHRONOUS}`);
   // Built once, as src/server.ts does, reading bodies from the socket as it does.
-  const deps = { ...runtime, db, readBody: readBodyFromSocket };
+  const deps = { ...runtime, db, readBody: readBodyFromSocket, clientGone: clientGoneFromSocket };
   return createApp(() => deps).fetch;
 }
 

@@ -1,11 +1,9 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createClient } from "@libsql/client";
-import Database from "libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { dbFromLibsql } from "../runtime/db";
-import { groupCommits } from "./group-commit";
-import { runNatively } from "./native-client";
+import { runOnThread } from "./database-thread";
 
 const MIGRATIONS = resolve(import.meta.dirname, "../../migrations");
 
@@ -23,27 +21,14 @@ export async function openDatabase(url: string, authToken?: string) {
   await client.execute("PRAGMA foreign_keys = ON");
   if (embedded) await client.execute("PRAGMA journal_mode = WAL");
   await migrate(dbFromLibsql(client), { migrationsFolder: MIGRATIONS });
-  if (embedded) {
-    // Past the migrations, an embedded file is served by a native connection with each
-    // statement prepared once (see runNatively). Foreign keys as above. WAL: readers never
-    // wait for the writer. synchronous=FULL: every commit is on disk before the reply, so
-    // an acknowledged message survives power loss, not only a crash; group commit makes
-    // that one fsync per turn of the event loop, not per request. (A remote libSQL server
-    // commits each batch itself; grouping would only add a wait.)
-    runNatively(client, openNative(filePath(url)));
-    groupCommits(client);
-  }
+  // Past the migrations, an embedded file is served on a database thread, by one native
+  // connection with each statement prepared once and concurrent batches committed
+  // together, at synchronous=FULL (see runOnThread and openConnection). WAL: readers
+  // never wait for the writer. (A remote libSQL server commits each batch itself.)
+  if (embedded) await runOnThread(client, filePath(url));
   const db = dbFromLibsql(client);
   const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
   return { client, db, databaseFileProblem };
-}
-
-function openNative(path: string) {
-  const connection = new Database(path);
-  connection.exec("PRAGMA foreign_keys = ON");
-  connection.exec("PRAGMA synchronous = FULL");
-  connection.exec("PRAGMA busy_timeout = 5000");
-  return connection;
 }
 
 /**

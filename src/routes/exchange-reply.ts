@@ -51,8 +51,10 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
   const chargedHeaders = () => {
     for (const [name, value] of Object.entries(creditHeaders(turn.credits))) c.header(name, value);
   };
+  // The client leaving shows as this signal (Node) or the response being cancelled.
+  const left = c.get("deps").clientGone?.(c) ?? c.req.raw.signal;
   if (!stream) {
-    for await (const event of turn.events(c.req.raw.signal, false)) {
+    for await (const event of turn.events(left, false)) {
       if (event.type === "done") {
         chargedHeaders();
         return c.json(wire.body(event.reply) as object, 200);
@@ -61,9 +63,8 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
     throw new Error("the exchange ended without its reply");
   }
 
-  // The client leaving shows as the request's signal (Node) or the response being cancelled.
   const gone = new AbortController();
-  const events = turn.events(AbortSignal.any([c.req.raw.signal, gone.signal]), true);
+  const events = turn.events(AbortSignal.any([left, gone.signal]), true);
   const first = await events.next();
   chargedHeaders();
   const { log } = c.get("deps");

@@ -48,6 +48,12 @@ export interface Deps extends Runtime {
    * WHATWG Request (Node: from the socket), or undefined to read `c.req` as usual.
    */
   readBody?: (c: Context) => Promise<Uint8Array> | undefined;
+  /**
+   * A signal aborted when the client goes away before its reply is finished, where the
+   * entry can tell more cheaply than through the WHATWG Request (Node: the response's
+   * socket closing), or undefined to use `c.req.raw.signal`.
+   */
+  clientGone?: (c: Context) => AbortSignal | undefined;
   /** The built web client's files; without it the service is the API alone. */
   assets?: AssetSource;
   /**

@@ -7,7 +7,7 @@ import { createApp, type App } from "../../src/app";
 import { parseConfig } from "../../src/runtime/config";
 import type { Db } from "../../src/runtime/db";
 import { createRuntime, type Deps } from "../../src/runtime/deps";
-import { readBodyFromSocket } from "../../src/node/request-body";
+import { clientGoneFromSocket, readBodyFromSocket } from "../../src/node/socket-request";
 import { createUpstreamPool } from "../../src/node/upstream-pool";
 import type { Logger } from "../../src/runtime/log";
 import type { WorkersAiBinding } from "../../src/models/workers-ai";
@@ -89,9 +89,9 @@ export async function createHarness(
   });
   // Upstream calls go through the kept-alive pool, as the Node server makes them.
   const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi, upstreamFetch: createUpstreamPool() });
-  // As the Node server: served on a socket (listen), bodies are read from it; in-process
-  // requests (request) have no socket and read the Request's body.
-  const deps: Deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER), readBody: readBodyFromSocket };
+  // As the Node server: served on a socket (listen), bodies are read from it and a client
+  // leaving is seen on it; in-process requests (request) have no socket and use the Request.
+  const deps: Deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER), readBody: readBodyFromSocket, clientGone: clientGoneFromSocket };
   const app = createApp(() => deps);
   let server: ServerType | undefined;
 

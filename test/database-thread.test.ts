@@ -1,21 +1,22 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, LibsqlBatchError, type Client, type ResultSet } from "@libsql/client";
+import { createClient, LibsqlBatchError, LibsqlError, type Client, type ResultSet } from "@libsql/client";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runNatively } from "../src/node/native-client";
+import { runOnThread } from "../src/node/database-thread";
+import { nativeStatements } from "../src/node/native-connection";
 
-// The native client stands in for @libsql/client's own execution on an embedded file, so
-// each case runs on both, over the same file, and their answers are compared.
+// The database thread stands in for @libsql/client's own execution on an embedded file,
+// so each case runs on both, over the same file, and their answers are compared.
 let dir: string;
+let path: string;
 let plain: Client;
 let native: Client;
-let prepared: string[];
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "plant-chat-native-"));
-  const path = join(dir, "native.db");
+  path = join(dir, "native.db");
   plain = createClient({ url: `file:${path}`, concurrency: 1 });
   await plain.execute("PRAGMA journal_mode = WAL");
   await plain.batch(
@@ -26,11 +27,7 @@ beforeEach(async () => {
     ],
     "write",
   );
-  const connection = new Database(path);
-  prepared = [];
-  const prepare = connection.prepare.bind(connection);
-  connection.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof connection.prepare;
-  native = runNatively(createClient({ url: `file:${path}`, concurrency: 1 }), connection);
+  native = await runOnThread(createClient({ url: `file:${path}`, concurrency: 1 }), path);
   await native.execute("PRAGMA foreign_keys = ON");
   await plain.execute("PRAGMA foreign_keys = ON");
 });
@@ -57,7 +54,7 @@ function observed(rs: ResultSet) {
 
 const insert = (id: number, text: string) => ({ sql: "insert into notes (id, text, n, data) values (?, ?, ?, ?)", args: [id, text, id * 10, new Uint8Array([id, 255]).buffer] });
 
-describe("statements run natively, each prepared once", () => {
+describe("statements run on the database thread", () => {
   it("answers reads and writes as @libsql/client does", async () => {
     const written = observed(await native.execute(insert(1, "one")));
     expect(written).toEqual({ ...observed(await plain.execute(insert(2, "two"))), lastInsertRowid: 1n });
@@ -99,13 +96,6 @@ describe("statements run natively, each prepared once", () => {
     await expect(native.execute({ sql: "insert into tags (note_id, tag) values (?, 'x')", args: [99] })).rejects.toMatchObject({ extendedCode: "SQLITE_CONSTRAINT_FOREIGNKEY" });
   });
 
-  it("prepares each statement once on its connection, BEGIN and COMMIT included", async () => {
-    for (let i = 1; i <= 3; i++) await native.batch([insert(i, `note ${i}`), { sql: "select count(*) from tags", args: [] }], "write");
-    expect(prepared.filter((sql) => sql.startsWith("insert into notes"))).toHaveLength(1);
-    expect(prepared.filter((sql) => sql === "BEGIN IMMEDIATE" || sql === "COMMIT")).toHaveLength(2);
-    expect((await plain.execute("select count(*) as n from notes")).rows[0]!.n).toBe(3);
-  });
-
   it("runs a script of statements on the same connection, and refuses interactive transactions", async () => {
     await native.executeMultiple("insert into notes (id, text) values (7, 'a'); insert into notes (id, text) values (8, 'b');");
     expect((await plain.execute("select count(*) as n from tags")).rows[0]!.n).toBe(2);
@@ -116,5 +106,36 @@ describe("statements run natively, each prepared once", () => {
   it("keeps working when more distinct statements have run than it keeps prepared", async () => {
     for (let i = 0; i < 1100; i++) expect((await native.execute(`select ${i} as v`)).rows[0]!.v).toBe(i);
     expect((await native.execute("select 0 as v")).rows[0]!.v).toBe(0);
+  });
+
+  it("commits concurrent batches together and fails only the one whose statement fails", async () => {
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => native.batch([insert(i + 1, i === 7 ? "note 3" : `note ${i + 1}`)], "write")));
+    expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i === 7 ? "rejected" : "fulfilled")));
+    expect((outcomes[7] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_CONSTRAINT", statementIndex: 0 });
+    expect((await plain.execute("select count(*) as n from notes")).rows[0]!.n).toBe(19);
+    // Each was answered with its own results, in the order asked.
+    const ids = await Promise.all([5, 6].map(async (n) => (await native.batch([{ sql: "select id from notes where id = ?", args: [n] }], "read"))[0]!.rows[0]!.id));
+    expect(ids).toEqual([5, 6]);
+  });
+
+  it("refuses calls once closed, and fails to open a file it cannot create", async () => {
+    native.close();
+    await expect(native.execute("select 1")).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
+    const nowhere = join(dir, "missing", "folder", "x.db");
+    await expect(runOnThread(createClient({ url: "file::memory:" }), nowhere)).rejects.toBeInstanceOf(LibsqlError);
+  });
+});
+
+describe("the thread's native statements", () => {
+  it("prepares each statement once on its connection, BEGIN and COMMIT included", () => {
+    const connection = new Database(path);
+    const prepared: string[] = [];
+    const prepare = connection.prepare.bind(connection);
+    connection.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof connection.prepare;
+    const statements = nativeStatements(connection);
+    for (let i = 1; i <= 3; i++) statements.batch([insert(i, `note ${i}`), { sql: "select count(*) from tags", args: [] }], "write");
+    expect(prepared.filter((sql) => sql.startsWith("insert into notes"))).toHaveLength(1);
+    expect(prepared.filter((sql) => sql === "BEGIN IMMEDIATE" || sql === "COMMIT")).toHaveLength(2);
+    statements.close();
   });
 });

@@ -1,0 +1,169 @@
+import { Worker } from "node:worker_threads";
+import { LibsqlBatchError, LibsqlError, type Client, type InArgs, type InStatement, type ResultSet, type Row, type TransactionMode } from "@libsql/client";
+import type { RawResult } from "./native-connection";
+
+/** What the event loop's thread asks of the database thread. */
+export type ThreadRequest =
+  | [id: number, op: "execute", stmt: InStatement | [string, InArgs?], args: InArgs | undefined]
+  | [id: number, op: "batch", stmts: Array<InStatement | [string, InArgs?]>, mode: TransactionMode | undefined]
+  | [id: number, op: "executeMultiple", sql: string]
+  | [id: number, op: "close"];
+
+/** Its answer: a result, or an error as plain data (errors lose their class crossing threads). */
+export type ThreadReply = [id: number, ok: true, value: RawResult | RawResult[] | null] | [id: number, ok: false, error: ThreadError];
+
+export interface ThreadError {
+  name: string;
+  message: string;
+  code?: string;
+  extendedCode?: string;
+  rawCode?: number;
+  statementIndex?: number;
+}
+
+/** The database thread's first message: id 0, answered once the file is open. */
+export const READY = 0;
+
+// The thread runs TypeScript, as this process does: the loader registers tsx there first.
+const LOADER = new URL("./thread-loader.mjs", import.meta.url);
+const ENTRY = new URL("./database-thread-main.ts", import.meta.url).href;
+
+/**
+ * Makes a @libsql/client Client for an embedded file run `execute` and `batch` on a
+ * database thread: one native connection there, each statement prepared once, and the
+ * batches that arrive while it is busy committed together (see groupCommits). SQLite's
+ * work, its commits' fsyncs included, then no longer stops this thread's event loop,
+ * which stays free for HTTP and the model calls; on a machine with two cores or more the
+ * two run side by side. Results keep @libsql/client's shape (rows by name and by
+ * position) and its errors and codes, so drizzle and the callers see no change. The
+ * client's own connection is left to migrations, which run before this.
+ */
+export async function runOnThread(client: Client, path: string): Promise<Client> {
+  const worker = new Worker(LOADER, { workerData: { entry: ENTRY, path } });
+  const calls = new Map<number, { resolve(value: unknown): void; reject(err: unknown): void }>();
+  let nextId = READY + 1;
+  let stopped: Error | undefined;
+
+  function stop(err: Error) {
+    stopped ??= err;
+    for (const call of calls.values()) call.reject(stopped);
+    calls.clear();
+  }
+  worker.on("message", ([id, ok, value]: ThreadReply) => {
+    const call = calls.get(id);
+    if (!call) return;
+    calls.delete(id);
+    // The thread keeps the process alive only while an answer is awaited.
+    if (calls.size === 0) worker.unref();
+    if (ok) call.resolve(value);
+    else call.reject(errorFrom(value));
+  });
+  worker.on("error", (err) => stop(new Error(`the database thread failed: ${err.message}`, { cause: err })));
+  worker.on("exit", (code) => stop(new LibsqlError(code === 0 ? "The client is closed" : `the database thread stopped (exit code ${code})`, "CLIENT_CLOSED")));
+
+  function call(request: ThreadRequest): Promise<unknown> {
+    if (stopped) return Promise.reject(stopped);
+    return new Promise((resolve, reject) => {
+      if (calls.size === 0) worker.ref();
+      calls.set(request[0], { resolve, reject });
+      worker.postMessage(request);
+    });
+  }
+
+  await new Promise((resolve, reject) => calls.set(READY, { resolve, reject }));
+  worker.unref();
+
+  client.execute = (async (stmt: InStatement, args?: InArgs) => resultSet((await call([nextId++, "execute", stmt, args])) as RawResult)) as Client["execute"];
+  client.batch = async (stmts: Array<InStatement | [string, InArgs?]>, mode?: TransactionMode) =>
+    ((await call([nextId++, "batch", stmts, mode])) as RawResult[]).map(resultSet);
+  client.executeMultiple = async (sql: string) => void (await call([nextId++, "executeMultiple", sql]));
+  // An interactive transaction would hold the write lock across awaits, and every other
+  // request's batch would wait behind it: the app writes in batches only.
+  client.transaction = () => Promise.reject(new Error("interactive transactions are not used on the embedded database: write with batch()"));
+  const close = client.close.bind(client);
+  client.close = () => {
+    close();
+    // The thread answers what was asked before, then closes the file and ends.
+    if (!stopped) worker.postMessage([nextId++, "close"] satisfies ThreadRequest);
+    stop(new LibsqlError("The client is closed", "CLIENT_CLOSED"));
+  };
+  return client;
+}
+
+/** An error as plain data, on the database thread. */
+export function threadError(err: unknown): ThreadError {
+  if (!(err instanceof Error)) return { name: "Error", message: String(err) };
+  const { code, extendedCode, rawCode, statementIndex } = err as Partial<ThreadError>;
+  return { name: err.name, message: err.message, code, extendedCode, rawCode, statementIndex };
+}
+
+/** The error @libsql/client would have thrown, from its data. */
+function errorFrom(e: ThreadError): Error {
+  if (e.code !== undefined) {
+    // Its constructor puts the code before the message again.
+    const message = e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
+    if (e.statementIndex !== undefined) return new LibsqlBatchError(message, e.statementIndex, e.code, e.extendedCode, e.rawCode);
+    return new LibsqlError(message, e.code, e.extendedCode, e.rawCode);
+  }
+  if (e.name === "RangeError") return new RangeError(e.message);
+  if (e.name === "TypeError") return new TypeError(e.message);
+  return new Error(e.message);
+}
+
+function resultSet(raw: RawResult): ResultSet {
+  const { columns, columnTypes, rowsAffected, lastInsertRowid } = raw;
+  const rows = raw.rows.length === 0 ? [] : rowsOf(columns, raw.rows);
+  return {
+    columns,
+    columnTypes,
+    rows,
+    rowsAffected,
+    lastInsertRowid,
+    toJSON: () => ({ columns, columnTypes, rows: raw.rows, rowsAffected, lastInsertRowid: lastInsertRowid?.toString() ?? null }),
+  };
+}
+
+/**
+ * Rows as @libsql/client gives them: each column by name (own, enumerable: what drizzle
+ * copies when it maps a row without fields) and by position (not enumerable).
+ */
+function rowsOf(columns: string[], values: unknown[][]): Row[] {
+  const NativeRow = rowClass(columns);
+  return values.map((v) => {
+    const row = new NativeRow(v) as unknown as Record<string, unknown>;
+    // A name repeated (a join's `id` twice) keeps its first column's value, as @libsql/client does.
+    for (let i = 0; i < columns.length; i++) if (!Object.hasOwn(row, columns[i]!)) row[columns[i]!] = v[i];
+    return row as unknown as Row;
+  });
+}
+
+type RowClass = new (values: unknown[]) => object;
+const rowClasses = new Map<string, RowClass>();
+
+/** One class per shape of result: positions and `length` are read from the row's values, through the prototype. */
+function rowClass(columns: string[]): RowClass {
+  const key = columns.join("\0");
+  let cls = rowClasses.get(key);
+  if (cls) return cls;
+  class NativeRow {
+    readonly #values: unknown[];
+    constructor(values: unknown[]) {
+      this.#values = values;
+    }
+    static at(row: NativeRow, i: number) {
+      return row.#values[i];
+    }
+  }
+  Object.defineProperty(NativeRow.prototype, "length", { value: columns.length });
+  for (let i = 0; i < columns.length; i++) {
+    Object.defineProperty(NativeRow.prototype, i, {
+      get(this: NativeRow) {
+        return NativeRow.at(this, i);
+      },
+    });
+  }
+  // Shapes are the app's statements' (a few dozen); a cap keeps ad hoc queries from growing it.
+  if (rowClasses.size >= 1000) rowClasses.clear();
+  rowClasses.set(key, NativeRow);
+  return NativeRow;
+}

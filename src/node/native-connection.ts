@@ -1,0 +1,214 @@
+import { LibsqlBatchError, LibsqlError, type InArgs, type InStatement, type TransactionMode } from "@libsql/client";
+import Database from "libsql";
+
+/** How many distinct statements a connection keeps prepared; the app uses far fewer. */
+const PREPARED_LIMIT = 1000;
+
+type Connection = InstanceType<typeof Database>;
+type Statement = ReturnType<Connection["prepare"]>;
+
+/**
+ * A statement's result as values by position, ready to cross to another thread:
+ * integers are numbers (one past 2^53 is an error, as in @libsql/client's default integer
+ * mode), blobs are ArrayBuffers. The database thread's client gives rows their names.
+ */
+export interface RawResult {
+  columns: string[];
+  columnTypes: string[];
+  rows: unknown[][];
+  rowsAffected: number;
+  lastInsertRowid: bigint | undefined;
+}
+
+/**
+ * Opens the embedded file's serving connection. Foreign keys: D1 enforces them, so this
+ * connection does too, so that both behave alike. synchronous=FULL: every commit is on
+ * disk before its reply, so an acknowledged message survives power loss, not only a
+ * crash; group commit makes that one fsync per group of requests, not per request.
+ */
+export function openConnection(path: string): Connection {
+  const connection = new Database(path);
+  connection.exec("PRAGMA foreign_keys = ON");
+  connection.exec("PRAGMA synchronous = FULL");
+  connection.exec("PRAGMA busy_timeout = 5000");
+  return connection;
+}
+
+/**
+ * Runs statements on one native connection (the `libsql` package's Database, the engine
+ * @libsql/client itself drives for files) with each statement prepared once. @libsql/client
+ * prepares every statement again on each call, which for an insert into a table with
+ * triggers (the messages and their search index) compiles the triggers too; it also learns
+ * whether a statement returns rows by catching an exception. Errors are @libsql/client's
+ * (LibsqlError, LibsqlBatchError with the failing statement's index), with its codes.
+ */
+export function nativeStatements(native: Connection) {
+  const prepared = new Map<string, PreparedStatement>();
+
+  function prepare(sql: string): PreparedStatement {
+    let statement = prepared.get(sql);
+    if (statement) {
+      // Most recently used last, so that the oldest goes first when the cache is full.
+      prepared.delete(sql);
+    } else {
+      try {
+        statement = new PreparedStatement(native.prepare(sql));
+      } catch (err) {
+        throw libsqlError(err);
+      }
+      if (prepared.size >= PREPARED_LIMIT) prepared.delete(prepared.keys().next().value!);
+    }
+    prepared.set(sql, statement);
+    return statement;
+  }
+
+  function execute(stmt: InStatement | [string, InArgs?], args?: InArgs): RawResult {
+    if (typeof stmt === "string") return prepare(stmt).run(args ?? []);
+    if (Array.isArray(stmt)) return prepare(stmt[0]).run(stmt[1] ?? []);
+    return prepare(stmt.sql).run(stmt.args ?? []);
+  }
+
+  return {
+    execute,
+    /** The statements in one transaction: all kept, or none. */
+    batch(stmts: Array<InStatement | [string, InArgs?]>, mode: TransactionMode = "deferred"): RawResult[] {
+      execute(BEGIN[mode]);
+      try {
+        const results = stmts.map((stmt, i) => {
+          try {
+            return execute(stmt);
+          } catch (err) {
+            // As @libsql/client says which statement of a batch failed.
+            if (!(err instanceof LibsqlError)) throw err;
+            throw new LibsqlBatchError(err.message, i, err.code, err.extendedCode, err.rawCode, err.cause instanceof Error ? err.cause : undefined);
+          }
+        });
+        execute("COMMIT");
+        return results;
+      } finally {
+        if (native.inTransaction) native.exec("ROLLBACK");
+      }
+    },
+    executeMultiple(sql: string): void {
+      try {
+        native.exec(sql);
+      } catch (err) {
+        throw libsqlError(err);
+      }
+    },
+    close: () => native.close(),
+  };
+}
+
+export type NativeStatements = ReturnType<typeof nativeStatements>;
+
+const BEGIN: Record<TransactionMode, string> = { write: "BEGIN IMMEDIATE", read: "BEGIN TRANSACTION READONLY", deferred: "BEGIN DEFERRED" };
+
+class PreparedStatement {
+  readonly #statement: Statement;
+  readonly #reader: boolean;
+  readonly #columns: string[] = [];
+  readonly #columnTypes: string[] = [];
+
+  constructor(statement: Statement) {
+    this.#statement = statement;
+    // Integers come back as bigint so that one past 2^53 is caught, not rounded.
+    statement.safeIntegers(true);
+    this.#reader = statement.reader;
+    if (this.#reader) {
+      statement.raw(true);
+      for (const column of statement.columns()) {
+        this.#columns.push(column.name);
+        this.#columnTypes.push(column.type ?? "");
+      }
+    }
+  }
+
+  run(args: InArgs): RawResult {
+    const params = toSqlArgs(args);
+    try {
+      if (!this.#reader) {
+        const info = this.#statement.run(params);
+        return { columns: [], columnTypes: [], rows: [], rowsAffected: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) };
+      }
+      const rows = this.#statement.all(params) as unknown[][];
+      for (const values of rows) for (let i = 0; i < values.length; i++) values[i] = fromSql(values[i]);
+      return { columns: this.#columns, columnTypes: this.#columnTypes, rows, rowsAffected: 0, lastInsertRowid: undefined };
+    } catch (err) {
+      throw libsqlError(err);
+    }
+  }
+}
+
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+function fromSql(value: unknown): unknown {
+  if (typeof value === "bigint") {
+    if (value < MIN_SAFE || value > MAX_SAFE) throw new RangeError("Received integer which cannot be safely represented as a JavaScript number");
+    return Number(value);
+  }
+  // Blobs as ArrayBuffers, as @libsql/client returns them.
+  if (Buffer.isBuffer(value)) return value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength);
+  return value;
+}
+
+function toSqlArgs(args: InArgs): unknown[] | Record<string, unknown> {
+  if (Array.isArray(args)) return args.map(toSql);
+  const named: Record<string, unknown> = {};
+  for (const name in args) named[/^[@$:]/.test(name) ? name.slice(1) : name] = toSql(args[name]);
+  return named;
+}
+
+function toSql(value: unknown): unknown {
+  switch (typeof value) {
+    case "number":
+      if (!Number.isFinite(value)) throw new RangeError("Only finite numbers (not Infinity or NaN) can be passed as arguments");
+      return value;
+    case "boolean":
+      return value ? 1 : 0;
+    case "undefined":
+      throw new TypeError("undefined cannot be passed as argument to the database");
+  }
+  if (value instanceof ArrayBuffer) return Buffer.from(value);
+  if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof Date) return value.valueOf();
+  return value;
+}
+
+/** The error @libsql/client would have thrown, so callers can read the same codes. */
+function libsqlError(err: unknown): unknown {
+  if (!(err instanceof Database.SqliteError)) return err;
+  const rawCode = (err as { rawCode?: number }).rawCode;
+  const base = rawCode === undefined ? "SQLITE_UNKNOWN" : (BASE_CODES[rawCode & 0xff] ?? `SQLITE_UNKNOWN_${rawCode & 0xff}`);
+  return new LibsqlError(err.message, base, err.code, rawCode, err);
+}
+
+const BASE_CODES: Record<number, string> = {
+  1: "SQLITE_ERROR",
+  2: "SQLITE_INTERNAL",
+  3: "SQLITE_PERM",
+  4: "SQLITE_ABORT",
+  5: "SQLITE_BUSY",
+  6: "SQLITE_LOCKED",
+  7: "SQLITE_NOMEM",
+  8: "SQLITE_READONLY",
+  9: "SQLITE_INTERRUPT",
+  10: "SQLITE_IOERR",
+  11: "SQLITE_CORRUPT",
+  12: "SQLITE_NOTFOUND",
+  13: "SQLITE_FULL",
+  14: "SQLITE_CANTOPEN",
+  15: "SQLITE_PROTOCOL",
+  16: "SQLITE_EMPTY",
+  17: "SQLITE_SCHEMA",
+  18: "SQLITE_TOOBIG",
+  19: "SQLITE_CONSTRAINT",
+  20: "SQLITE_MISMATCH",
+  21: "SQLITE_MISUSE",
+  22: "SQLITE_NOLFS",
+  23: "SQLITE_AUTH",
+  24: "SQLITE_FORMAT",
+  25: "SQLITE_RANGE",
+  26: "SQLITE_NOTADB",
+};
