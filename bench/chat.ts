@@ -3,12 +3,13 @@
 // open-source AI gateway (@portkey-ai/gateway), a relay that stores nothing, on the same
 // loopback upstream. 100 users, each with its own token, chatting into 10 existing contexts
 // of their own, each with history, in turn (so a context grows by a message pair per 1,000
-// requests, not per 100: its history stays near the size it started with); the request
-// limit at its default; the database at synchronous=FULL. Each
-// server, the upstream and autocannon run in their own processes; the two sides are loaded
-// in turn (A, B, A, B, …). Targets: throughput ≥ 1.0× Portkey's; round trips 1 before the
-// model call and 1 after.
-import { mkdtempSync, rmSync } from "node:fs";
+// requests, not per 100); the request limit at its default; the database at
+// synchronous=FULL. Each app run starts a fresh process on a copy of the seeded database:
+// a run adds ~9 exchanges to every context, and without the copy each run would carry the
+// history of all those before it. Each server, the upstream and autocannon run in their own
+// processes; the two sides are loaded in turn (A, B, A, B, …). Targets: throughput ≥ 1.0×
+// Portkey's; round trips 1 before the model call and 1 after.
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -114,12 +115,17 @@ for (let i = 0; i < 20; i++) {
   probes.push({ before, after: trips() - start - before });
 }
 await seedUpstream.close();
+// The seeded database, whole in its file: each app run starts from a copy of it.
+await seeded.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+const seededFile = join(dir, "bench.db");
+const appEnv = { ...(await benchServerEnv(dbUrl, { ...config, SVC_MODEL_BASE_URL: upstream.url })), BENCH_SYNCHRONOUS: "FULL" };
+let copies = 0;
+const startApp = () => {
+  const copy = join(dir, `run-${copies++}.db`);
+  copyFileSync(seededFile, copy);
+  return serveChild("app", { ...appEnv, BENCH_DB: `file:${copy}` });
+};
 seeded.client.close();
-
-const app = await serveChild("app", {
-  ...(await benchServerEnv(dbUrl, { ...config, SVC_MODEL_BASE_URL: upstream.url })),
-  BENCH_SYNCHRONOUS: "FULL",
-});
 
 const completion = JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: "And in winter, how often should I water a monstera?" }] });
 const json = { "content-type": "application/json" };
@@ -130,18 +136,19 @@ const portkeySpec = {
   headers: { ...json, "x-portkey-provider": "openai", "x-portkey-custom-host": upstream.url, authorization: "Bearer sk-bench" },
   body: completion,
 };
-const appSpec = { url: `${app.url}/chat/send`, seconds, method: "POST", headers: json, tokens, bodies };
+const appSpec = (app: { url: string }) => ({ url: `${app.url}/chat/send`, seconds, method: "POST", headers: json, tokens, bodies });
 
 await load("warmup", { ...portkeySpec, seconds: 2 });
-await load("warmup", { ...appSpec, seconds: 2 });
 
 console.log("chat: Portkey vs app, interleaved");
 const result = await compare(
   { label: "relay: Portkey AI gateway (@portkey-ai/gateway) → upstream", server: portkey, spec: portkeySpec },
-  { label: `app: POST /chat/send (JWT, ${users} users, ${users * contextsPerUser} existing contexts) → upstream`, server: app, spec: appSpec },
+  { label: `app: POST /chat/send (JWT, ${users} users, ${users * contextsPerUser} existing contexts) → upstream`, start: startApp, spec: appSpec },
   repeats,
 );
-const profiled = await app.profile(() => load("profile", appSpec));
+const app = await startApp();
+await load("warmup", { ...appSpec(app), seconds: 1 });
+const profiled = await app.profile(() => load("profile", appSpec(app)));
 keepProfile("chat", profiled.profile);
 const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
 app.stop();
@@ -151,7 +158,7 @@ upstream.stop();
 const maxBefore = Math.max(...probes.map((p) => p.before));
 const maxAfter = Math.max(...probes.map((p) => p.after));
 const errors = result.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
-const body = `${machine()}; ${repeats} pairs of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc). Each app user has ${contextsPerUser} contexts of ${turns * 2} messages each and sends into them in turn.
+const body = `${machine()}; ${repeats} pairs of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc, all its threads), and the part of it its main thread spent. Each app user has ${contextsPerUser} contexts of ${turns * 2} messages each and sends into them in turn. Each app run starts a fresh process on a copy of the seeded database, so that every run sends into contexts with the same history, and warms it up for 1 s; Portkey keeps no state and serves every run from one process.
 
 ${runTable(result)}
 
@@ -160,7 +167,7 @@ ${runTable(result)}
 - Database round trips per message, counted at the driver one message at a time (JWT, existing context): **${maxBefore} before the model call, ${maxAfter} after** (targets: 1 and 1).
 - Errors and non-2xx: ${errors} (target 0).
 
-CPU profile of the app's process over one more ${seconds} s run (self time by package, native frames counted for their caller, scaled to the process's CPU time over that run, µs per message; the profiler adds some overhead):
+CPU profile of the app's main thread (its event loop; the database thread is not sampled) over one more ${seconds} s run (self time by package, native frames counted for their caller, scaled to that thread's CPU time over that run, µs per message; the profiler adds some overhead):
 
 ${profileTable(byPackage)}`;
 console.log(`\n## Chat\n\n${body}\n`);

@@ -69,7 +69,7 @@ export interface Served {
   cpuUs(): number;
   /** The same, for its main thread alone. */
   mainThreadCpuUs(): number;
-  /** A CPU profile of the process while `during` runs, and the CPU µs it used meanwhile. */
+  /** A CPU profile of the process's main thread while `during` runs, and the CPU µs that thread used meanwhile. */
   profile<T>(during: () => Promise<T>): Promise<{ result: T; profile: CpuProfile; cpuUs: number }>;
   stop(): void;
 }
@@ -141,10 +141,11 @@ function profileOf<T>(proc: ChildProcess, during: () => Promise<T>): Promise<{ r
     const started = reply((m) => m === "profile-started");
     proc.send("profile-start");
     await started;
-    const before = cpuUsOf(proc.pid!);
+    // The profiler samples the main thread (the event loop), so its CPU time is the scale.
+    const before = cpuUsOf(proc.pid!, proc.pid!);
     const result = await during();
     await new Promise((r) => setTimeout(r, 200));
-    const cpuUs = cpuUsOf(proc.pid!) - before;
+    const cpuUs = cpuUsOf(proc.pid!, proc.pid!) - before;
     const stopped = reply((m) => typeof m === "object" && m !== null && "profile" in m);
     proc.send("profile-stop");
     const { profile } = (await stopped) as { profile: CpuProfile };
@@ -153,7 +154,7 @@ function profileOf<T>(proc: ChildProcess, during: () => Promise<T>): Promise<{ r
 }
 
 /**
- * Self time by package, scaled to `cpuUs` (the CPU the process used over the window, from
+ * Self time by package, scaled to `cpuUs` (the CPU the profiled thread used over the window, from
  * /proc: sampling counts wall time, which a shared machine inflates). Native frames (V8
  * builtins, bindings) count for the package that called them.
  */
@@ -244,8 +245,28 @@ export async function measure(label: string, server: Served, spec: LoadSpec): Pr
 
 export interface Side {
   label: string;
-  server: Served;
-  spec: LoadSpec;
+  /** The server loaded in every run; without it, `start` gives a fresh one for each run. */
+  server?: Served;
+  /** A fresh server, which each run warms up for a second before measuring, then stops. */
+  start?: () => Promise<Served>;
+  spec: LoadSpec | ((server: Served) => LoadSpec);
+}
+
+/** One run of a side: on its server, or on a fresh one started (and warmed up) for it. */
+export async function runSide(side: Side): Promise<Run> {
+  const specFor = (server: Served) => (typeof side.spec === "function" ? side.spec(server) : side.spec);
+  if (side.server) return measure(side.label, side.server, specFor(side.server));
+  const server = await side.start!();
+  try {
+    await load("warmup", { ...specFor(server), seconds: 1 });
+    return await measure(side.label, server, specFor(server));
+  } finally {
+    if (server.proc.exitCode === null) {
+      const exited = new Promise((resolve) => server.proc.once("exit", resolve));
+      server.stop();
+      await exited;
+    }
+  }
 }
 
 export interface Comparison {
@@ -260,8 +281,8 @@ export interface Comparison {
 export async function compare(a: Side, b: Side, repeats: number): Promise<Comparison> {
   const runs: Array<{ a: Run; b: Run }> = [];
   for (let i = 0; i < repeats; i++) {
-    const ra = await measure(a.label, a.server, a.spec);
-    const rb = await measure(b.label, b.server, b.spec);
+    const ra = await runSide(a);
+    const rb = await runSide(b);
     console.log(`  ${i + 1}/${repeats}: ${a.label}: ${ra.rps} req/s, ${ra.cpuUsPerRequest.toFixed(0)} µs (main ${ra.mainThreadUsPerRequest.toFixed(0)}); ${b.label}: ${rb.rps} req/s, ${rb.cpuUsPerRequest.toFixed(0)} µs (main ${rb.mainThreadUsPerRequest.toFixed(0)})`);
     runs.push({ a: ra, b: rb });
   }

@@ -106,6 +106,12 @@ describe("statements run on the database thread", () => {
   it("keeps working when more distinct statements have run than it keeps prepared", async () => {
     for (let i = 0; i < 1100; i++) expect((await native.execute(`select ${i} as v`)).rows[0]!.v).toBe(i);
     expect((await native.execute("select 0 as v")).rows[0]!.v).toBe(0);
+    // A statement whose slot goes to another while its batch still waits for its turn to
+    // commit: it runs as it was sent.
+    const waiting = native.batch(["select 'first' as v"], "write");
+    const others = Array.from({ length: 1100 }, (_, i) => native.batch([`select ${i} as v, 'other' as w`], "write"));
+    expect((await waiting)[0]!.rows[0]!.v).toBe("first");
+    expect((await Promise.all(others)).map((r) => r[0]!.rows[0]!.v)).toEqual(Array.from({ length: 1100 }, (_, i) => i));
   });
 
   it("commits concurrent batches together and fails only the one whose statement fails", async () => {

@@ -4,7 +4,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { groupCommits } from "./group-commit";
 import { nativeStatements, openConnection, type NativeStatements } from "./native-connection";
-import { READY, threadError, type ThreadReply, type ThreadRequest } from "./database-thread";
+import type { InStatement } from "@libsql/client";
+import { READY, SLOT_LIMIT, threadError, type ThreadReply, type ThreadRequest, type ThreadStatement } from "./database-thread";
 
 const port = parentPort!;
 const answer = (reply: ThreadReply) => port.postMessage(reply);
@@ -18,14 +19,22 @@ try {
 }
 const batch = groupCommits(statements.batch);
 
+// Each slot's SQL, as the event loop's thread last sent it (see ThreadStatement). Read when
+// a request arrives, before a later one can give its slot to another statement.
+const slots = new Array<string>(SLOT_LIMIT);
+function statement([slot, sql, args]: ThreadStatement): InStatement {
+  if (sql !== undefined) slots[slot] = sql;
+  return { sql: slots[slot]!, args: args ?? [] };
+}
+
 port.on("message", (request: ThreadRequest) => {
   const id = request[0];
   try {
     switch (request[1]) {
       case "execute":
-        return answer([id, true, statements.execute(request[2], request[3])]);
+        return answer([id, true, statements.execute(statement(request[2]))]);
       case "batch":
-        return void batch(request[2], request[3]).then(
+        return void batch(request[2].map(statement), request[3]).then(
           (results) => answer([id, true, results]),
           (err: unknown) => answer([id, false, threadError(err)]),
         );

@@ -2,10 +2,17 @@ import { Worker } from "node:worker_threads";
 import { LibsqlBatchError, LibsqlError, type Client, type InArgs, type InStatement, type ResultSet, type Row, type TransactionMode } from "@libsql/client";
 import type { RawResult } from "./native-connection";
 
+/**
+ * A statement as it crosses: its SQL travels once, and after that only the number of the
+ * slot both threads keep it in (the app's statements are long, and the same few dozen
+ * every time: copying and hashing their text again was most of what a batch cost to send).
+ */
+export type ThreadStatement = [slot: number, sql: string | undefined, args: InArgs | undefined];
+
 /** What the event loop's thread asks of the database thread. */
 export type ThreadRequest =
-  | [id: number, op: "execute", stmt: InStatement | [string, InArgs?], args: InArgs | undefined]
-  | [id: number, op: "batch", stmts: Array<InStatement | [string, InArgs?]>, mode: TransactionMode | undefined]
+  | [id: number, op: "execute", stmt: ThreadStatement]
+  | [id: number, op: "batch", stmts: ThreadStatement[], mode: TransactionMode | undefined]
   | [id: number, op: "executeMultiple", sql: string]
   | [id: number, op: "close"];
 
@@ -23,6 +30,9 @@ export interface ThreadError {
 
 /** The database thread's first message: id 0, answered once the file is open. */
 export const READY = 0;
+
+/** How many statements' SQL the two threads keep by slot. */
+export const SLOT_LIMIT = 1000;
 
 // The thread runs TypeScript, as this process does: the loader registers tsx there first.
 const LOADER = new URL("./thread-loader.mjs", import.meta.url);
@@ -73,9 +83,33 @@ export async function runOnThread(client: Client, path: string): Promise<Client>
   await new Promise((resolve, reject) => calls.set(READY, { resolve, reject }));
   worker.unref();
 
-  client.execute = (async (stmt: InStatement, args?: InArgs) => resultSet((await call([nextId++, "execute", stmt, args])) as RawResult)) as Client["execute"];
+  // The SQL each slot holds, most recently used last; a full table gives its oldest slot
+  // to the next new statement (and sends that statement's text with it).
+  const slots = new Map<string, number>();
+  function crossing(stmt: InStatement | [string, InArgs?], args?: InArgs): ThreadStatement {
+    let sql: string;
+    if (typeof stmt === "string") sql = stmt;
+    else if (Array.isArray(stmt)) [sql, args] = stmt;
+    else ({ sql, args } = stmt);
+    let slot = slots.get(sql);
+    if (slot !== undefined) {
+      slots.delete(sql);
+      slots.set(sql, slot);
+      return [slot, undefined, args];
+    }
+    if (slots.size < SLOT_LIMIT) slot = slots.size;
+    else {
+      const [oldest, freed] = slots.entries().next().value!;
+      slots.delete(oldest);
+      slot = freed;
+    }
+    slots.set(sql, slot);
+    return [slot, sql, args];
+  }
+
+  client.execute = (async (stmt: InStatement, args?: InArgs) => resultSet((await call([nextId++, "execute", crossing(stmt, args)])) as RawResult)) as Client["execute"];
   client.batch = async (stmts: Array<InStatement | [string, InArgs?]>, mode?: TransactionMode) =>
-    ((await call([nextId++, "batch", stmts, mode])) as RawResult[]).map(resultSet);
+    ((await call([nextId++, "batch", stmts.map((stmt) => crossing(stmt)), mode])) as RawResult[]).map(resultSet);
   client.executeMultiple = async (sql: string) => void (await call([nextId++, "executeMultiple", sql]));
   // An interactive transaction would hold the write lock across awaits, and every other
   // request's batch would wait behind it: the app writes in batches only.
@@ -111,16 +145,30 @@ function errorFrom(e: ThreadError): Error {
 }
 
 function resultSet(raw: RawResult): ResultSet {
-  const { columns, columnTypes, rowsAffected, lastInsertRowid } = raw;
-  const rows = raw.rows.length === 0 ? [] : rowsOf(columns, raw.rows);
-  return {
-    columns,
-    columnTypes,
-    rows,
-    rowsAffected,
-    lastInsertRowid,
-    toJSON: () => ({ columns, columnTypes, rows: raw.rows, rowsAffected, lastInsertRowid: lastInsertRowid?.toString() ?? null }),
-  };
+  return new ThreadResultSet(raw);
+}
+
+class ThreadResultSet implements ResultSet {
+  readonly columns: string[];
+  readonly columnTypes: string[];
+  readonly rows: Row[];
+  readonly rowsAffected: number;
+  readonly lastInsertRowid: bigint | undefined;
+  readonly #values: unknown[][];
+
+  constructor(raw: RawResult) {
+    this.columns = raw.columns;
+    this.columnTypes = raw.columnTypes;
+    this.rows = raw.rows.length === 0 ? [] : rowsOf(raw.columns, raw.rows);
+    this.rowsAffected = raw.rowsAffected;
+    this.lastInsertRowid = raw.lastInsertRowid;
+    this.#values = raw.rows;
+  }
+
+  toJSON() {
+    const { columns, columnTypes, rowsAffected, lastInsertRowid } = this;
+    return { columns, columnTypes, rows: this.#values, rowsAffected, lastInsertRowid: lastInsertRowid?.toString() ?? null };
+  }
 }
 
 /**

@@ -64,7 +64,9 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
   }
 
   const gone = new AbortController();
-  const events = turn.events(AbortSignal.any([left, gone.signal]), true);
+  if (left.aborted) gone.abort(left.reason);
+  else left.addEventListener("abort", () => gone.abort(left.reason), { once: true });
+  const events = turn.events(gone.signal, true);
   const first = await events.next();
   chargedHeaders();
   const { log } = c.get("deps");
