@@ -8,13 +8,23 @@ import type { InStatement } from "@libsql/client";
 import { READY, SLOT_LIMIT, threadError, type ThreadReply, type ThreadRequest, type ThreadStatement } from "./database-thread";
 
 const port = parentPort!;
-const answer = (reply: ThreadReply) => port.postMessage(reply);
+let outbox: ThreadReply[] = [];
+const send = () => {
+  const replies = outbox;
+  outbox = [];
+  port.postMessage(replies);
+};
+// The answers of one commit's batches are all settled before this microtask runs.
+const answer = (reply: ThreadReply) => {
+  if (outbox.length === 0) queueMicrotask(send);
+  outbox.push(reply);
+};
 
 let statements: NativeStatements;
 try {
   statements = nativeStatements(openConnection((workerData as { path: string }).path));
 } catch (err) {
-  answer([READY, false, threadError(err)]);
+  port.postMessage([[READY, false, threadError(err)]] satisfies ThreadReply[]);
   process.exit(1);
 }
 const batch = groupCommits(statements.batch);
@@ -27,7 +37,11 @@ function statement([slot, sql, args]: ThreadStatement): InStatement {
   return { sql: slots[slot]!, args: args ?? [] };
 }
 
-port.on("message", (request: ThreadRequest) => {
+port.on("message", (requests: ThreadRequest[]) => {
+  for (const request of requests) handle(request);
+});
+
+function handle(request: ThreadRequest) {
   const id = request[0];
   try {
     switch (request[1]) {
@@ -51,5 +65,5 @@ port.on("message", (request: ThreadRequest) => {
   } catch (err) {
     answer([id, false, threadError(err)]);
   }
-});
+}
 answer([READY, true, null]);
