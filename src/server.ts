@@ -10,6 +10,7 @@ import { createApp, type App } from "./app";
 import { ConfigError, parseConfig, type Config } from "./runtime/config";
 import { configuredAuthSource, createRuntime, type Deps } from "./runtime/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
+import { keepSearchIndexed } from "./jobs/search-index";
 import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./node/local-login-key";
 import { openDatabase } from "./node/open-database";
 import { nextUtcMidnight } from "./services/credits";
@@ -73,6 +74,8 @@ async function main() {
   const releaseHolds = () => releaseStaleHolds(deps).catch((err) => runtime.log.error("could not release abandoned credit holds", { err }));
   await releaseHolds();
   setTimeout(releaseHolds, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS).unref();
+  // New messages wait to be indexed for search; this indexes them a few times a second.
+  const stopIndexing = keepSearchIndexed(deps);
   const app = createApp(() => deps);
 
   const server = serveNode(app, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
@@ -95,6 +98,7 @@ async function main() {
 
   const shutdown = () => {
     clearTimeout(timer);
+    stopIndexing();
     server.close(() => {
       client.close();
       process.exit(0);

@@ -1,4 +1,4 @@
-import { asc } from "drizzle-orm";
+import { asc, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { creditDays, idempotencyKeys, shares, usageEvents } from "../schema/index";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
@@ -68,6 +68,8 @@ describe("the daily rollover", () => {
   it("closes finished days, prunes expired records, and leaves what users see unchanged", async () => {
     const before = await usage(alice);
     const credits = await (await h.request("/credits", { token: alice })).json();
+    const waiting = await waitingSearchEntries();
+    expect(waiting).toBeGreaterThan(0); // the messages sent above, not yet searched for
     const result = await rollover("2026-11-23T00:00:00.000Z");
     expect(result).toEqual({
       day: "2026-11-23",
@@ -77,7 +79,9 @@ describe("the daily rollover", () => {
       prunedUsageEvents: 1,
       expiredShares: 1, // the one-hour link; the lasting one stays
       releasedHolds: 0, // every exchange ended
+      indexedSearchEntries: waiting,
     });
+    expect(await waitingSearchEntries()).toBe(0);
     expect(((await (await h.request("/shares", { token: alice })).json()) as { items: unknown[] }).items).toHaveLength(1);
     expect(await usage(alice)).toEqual(before);
     expect(await (await h.request("/credits", { token: alice })).json()).toEqual(credits);
@@ -88,7 +92,7 @@ describe("the daily rollover", () => {
 
   it("changes nothing when run twice, or late for the same day", async () => {
     const state = await snapshot();
-    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0 };
+    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0, indexedSearchEntries: 0 };
     expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
     expect(await snapshot()).toBe(state);
     at("2026-11-23T05:17:00.000Z"); // the run starts hours late; its scheduled time is what counts
@@ -123,3 +127,8 @@ describe("the daily rollover", () => {
     expect(((await res.json()) as { credits: { used: number } }).credits.used).toBe(1);
   });
 });
+
+async function waitingSearchEntries(): Promise<number> {
+  const [row] = await h.db.all<{ n: number }>(sql`select count(*) as n from search_pending`);
+  return row!.n;
+}

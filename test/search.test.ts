@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addContext, addMessages, countRows, seedUser } from "./support/context-fixtures";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
-import { ownerKey, RANK_WINDOW } from "../src/services/search";
+import { sql } from "drizzle-orm";
+import { keepSearchIndexed } from "../src/jobs/search-index";
+import { indexPendingSearch, ownerKey, RANK_WINDOW } from "../src/services/search";
 
 interface Hit {
   contextId: string;
@@ -214,3 +216,68 @@ describe("GET /contexts/search", () => {
     await expectError(await h.request("/contexts/search?q=x"), 401);
   });
 });
+
+describe("indexing off the chat path", () => {
+  const waiting = async (userId?: string) => {
+    const [row] = await h.db.all<{ n: number }>(
+      userId === undefined
+        ? sql`select count(*) as n from search_pending`
+        : sql`select count(*) as n from search_pending p join search_docs d on d.id = p.id where d.user_id = ${userId}`,
+    );
+    return row!.n;
+  };
+  /**
+   * With every waiting entry indexed, FTS5 checks its index against search_docs row by
+   * row, and throws on a mismatch (an entry told to the index twice, or deleted from it
+   * without having been given to it, shows here).
+   */
+  const indexMatchesContent = async () => {
+    while ((await indexPendingSearch(h.db)) > 0);
+    await h.db.run(sql`insert into search_fts (search_fts, rank) values ('integrity-check', 1)`);
+  };
+
+  it("stores new entries as waiting; a search indexes its owner's first, and only theirs", async () => {
+    const carol = await userWith("carol-waits", "Cactus corner", ["cactus needs sun"]);
+    const dave = await userWith("dave-waits", "Cactus too", ["cactus in winter"]);
+    expect(await waiting(carol.userId)).toBe(2); // the context's name and the message
+    expect(await waiting(dave.userId)).toBe(2);
+    expect((await search(carol.token, "cactus")).map((x) => x.messageId).sort()).toEqual([carol.ids[0], null].sort());
+    expect(await waiting(carol.userId)).toBe(0);
+    expect(await waiting(dave.userId)).toBe(2);
+    await indexMatchesContent();
+  });
+
+  it("keeps the index exact through renames and deletes of waiting and indexed entries", async () => {
+    const erin = await userWith("erin-edits", "Orchid shelf", ["orchid roots show"]);
+    const indexedId = erin.contextId;
+    await search(erin.token, "orchid"); // indexed now
+    const created = async (name: string) => ((await (await h.request("/contexts", { method: "POST", token: erin.token, json: { name } })).json()) as { id: string }).id;
+    const waitingId = await created("Orchid window");
+    const doomedWaiting = await created("Orchid bin");
+    const rename = (id: string, name: string) => h.request(`/contexts/${id}`, { method: "PATCH", token: erin.token, json: { name } });
+    expect((await rename(indexedId, "Begonia shelf")).status).toBe(200);
+    expect((await rename(waitingId, "Begonia window")).status).toBe(200);
+    expect((await h.request(`/contexts/${doomedWaiting}`, { method: "DELETE", token: erin.token })).status).toBe(204);
+    expect(await waiting(erin.userId)).toBe(1); // the renamed window; the bin went with its context
+    await indexMatchesContent();
+    expect((await search(erin.token, "begonia")).map((x) => x.contextId).sort()).toEqual([indexedId, waitingId].sort());
+    expect((await search(erin.token, "orchid")).map((x) => x.messageId)).toEqual([erin.ids[0]]);
+    // Deleting an indexed context removes its entries from the index too.
+    expect((await h.request(`/contexts/${indexedId}`, { method: "DELETE", token: erin.token })).status).toBe(204);
+    await indexMatchesContent();
+    expect((await search(erin.token, "orchid")).map((x) => x.messageId)).toEqual([]);
+  });
+
+  it("indexes everyone's waiting entries in the background", async () => {
+    await userWith("frank-waits", "Fern room", ["fern fronds"]);
+    expect(await waiting()).toBeGreaterThan(0);
+    const stop = keepSearchIndexed({ db: h.db, log: h.deps.log }, 10);
+    try {
+      await expect.poll(waiting, { timeout: 5000 }).toBe(0);
+    } finally {
+      stop();
+    }
+    await indexMatchesContent();
+  });
+});
+

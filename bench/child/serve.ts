@@ -14,6 +14,7 @@ import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/runtime/config";
 import { createRuntime } from "../../src/runtime/deps";
 import { createLogger } from "../../src/runtime/log";
+import { keepSearchIndexed } from "../../src/jobs/search-index";
 import { openDatabase } from "../../src/node/open-database";
 import { clientGoneFromSocket, readBodyFromSocket } from "../../src/node/socket-request";
 import { createUpstreamPool } from "../../src/node/upstream-pool";
@@ -38,6 +39,7 @@ async function appFetch() {
   if (env.BENCH_SYNCHRONOUS) await client.execute(`PRAGMA synchronous = ${env.BENCH_SYNCHRONOUS}`);
   // Built once, as src/server.ts does, reading bodies from the socket as it does.
   const deps = { ...runtime, db, readBody: readBodyFromSocket, clientGone: clientGoneFromSocket };
+  keepSearchIndexed(deps);
   return createApp(() => deps).fetch;
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from "../runtime/log";
 import { utcDay, utcDayBefore } from "../services/credits";
 import { releaseStaleStatements, staleBefore } from "../services/holds";
 import { IDEMPOTENCY_TTL_MS } from "../services/idempotency";
+import { INDEX_BATCH, indexPendingSearch } from "../services/search";
 import { creditDays, idempotencyKeys, shares, usageEvents } from "../../schema/index";
 
 export interface RolloverDeps {
@@ -31,6 +32,8 @@ export interface RolloverResult {
   expiredShares: number;
   /** Credit holds of exchanges whose process died, refunded to the day they were charged on. */
   releasedHolds: number;
+  /** Search entries that were still waiting to be indexed (see services/search.ts). */
+  indexedSearchEntries: number;
 }
 
 /**
@@ -70,6 +73,13 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
       .returning({ id: usageEvents.id }),
     db.delete(shares).where(lte(shares.expiresAt, at)).returning({ token: shares.token }),
   ]);
+  // A Worker has no background job: whatever no search has indexed yet is indexed here.
+  let indexedSearchEntries = 0;
+  for (;;) {
+    const indexed = await indexPendingSearch(db);
+    indexedSearchEntries += indexed;
+    if (indexed < INDEX_BATCH) break;
+  }
   const result: RolloverResult = {
     day: today,
     expiredIdempotencyKeys: keys.length,
@@ -78,6 +88,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     prunedUsageEvents: events.length,
     expiredShares: expiredShares.length,
     releasedHolds: holds.length,
+    indexedSearchEntries,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;

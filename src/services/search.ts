@@ -3,8 +3,10 @@ import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { Db } from "../runtime/db";
 import { contexts } from "../../schema/index";
 
-// The search tables live in migrations/0002_search_owner.sql, not in schema/: drizzle-kit
-// cannot describe an FTS5 virtual table, and triggers, not the app, write both of them.
+// The search tables live in migrations/ (0002_search_owner.sql, 0004_search_pending.sql),
+// not in schema/: drizzle-kit cannot describe an FTS5 virtual table, and triggers write
+// the entries. Entries are indexed in bulk, off the chat path: a new one waits in
+// search_pending until a search by its owner, or the background job, indexes it.
 const searchDocs = sqliteTable("search_docs", {
   id: integer().primaryKey(),
   userId: text().notNull(),
@@ -14,7 +16,8 @@ const searchDocs = sqliteTable("search_docs", {
   body: text().notNull(),
   createdAt: integer({ mode: "timestamp_ms" }).notNull(),
 });
-const searchFts = sqliteTable("search_fts", { ownerKey: text(), body: text() });
+const searchFts = sqliteTable("search_fts", { rowid: integer(), ownerKey: text(), body: text() });
+const searchPending = sqliteTable("search_pending", { id: integer().primaryKey() });
 
 /** Longest `q` accepted, in characters, and the most words it may hold. */
 export const MAX_QUERY_LENGTH = 200;
@@ -75,10 +78,46 @@ export function matchExpression(userId: string, terms: string[]): string {
   return [`owner_key : ${phrase(ownerKey(userId))}`, ...terms.map((t) => `body : ${phrase(t)}`)].join(" AND ");
 }
 
+/** How many waiting entries the background job indexes in one batch. */
+export const INDEX_BATCH = 2_000;
+
+/**
+ * Two statements, for one batch: index waiting entries (the owner's, or the oldest
+ * `limit` of everyone's), then take them off the waiting list. In one transaction they
+ * see the same entries, and no entry is indexed twice.
+ */
+function indexPendingStatements(db: Db, scope: { userId: string } | { limit: number }) {
+  const waiting =
+    "userId" in scope
+      ? sql`select ${searchPending.id} from ${searchPending} join ${searchDocs} on ${searchDocs.id} = ${searchPending.id} where ${searchDocs.userId} = ${scope.userId}`
+      : sql`select ${searchPending.id} from ${searchPending} order by ${searchPending.id} limit ${scope.limit}`;
+  return [
+    db.insert(searchFts).select(
+      db
+        .select({ rowid: searchDocs.id, ownerKey: searchDocs.ownerKey, body: searchDocs.body })
+        .from(searchDocs)
+        .where(sql`${searchDocs.id} in (${waiting})`)
+        .orderBy(searchDocs.id),
+    ),
+    db.delete(searchPending).where(sql`${searchPending.id} in (${waiting})`).returning({ id: searchPending.id }),
+  ] as const;
+}
+
+/**
+ * Indexes the oldest waiting entries of all users, up to INDEX_BATCH; returns how many.
+ * The Node server runs it a few times a second, the daily job once a day: a search never
+ * needs it (it indexes its owner's entries itself), it only keeps the waiting list short.
+ */
+export async function indexPendingSearch(db: Db): Promise<number> {
+  const [, indexed] = await db.batch(indexPendingStatements(db, { limit: INDEX_BATCH }));
+  return indexed.length;
+}
+
 /**
  * Full-text search over the owner's message text and context names: among the newest
  * RANK_WINDOW matches, best (BM25 on the body column) first, newer first among equals.
- * One round trip.
+ * The owner's entries still waiting to be indexed are indexed first, in the same batch:
+ * a search finds every message stored before it. One round trip.
  */
 export async function searchContexts(db: Db, userId: string, q: string, limit: number): Promise<SearchHit[]> {
   const terms = searchTerms(q).slice(0, MAX_QUERY_TERMS);
@@ -87,7 +126,7 @@ export async function searchContexts(db: Db, userId: string, q: string, limit: n
   // Rowids grow with insertion, so the RANK_WINDOW-th newest match bounds the rowids to rank:
   // FTS5 finds it walking the postings backwards and stops there.
   const oldestRanked = sql`coalesce((select rowid from search_fts where search_fts match ${match} order by rowid desc limit 1 offset ${RANK_WINDOW - 1}), 0)`;
-  const rows = await db
+  const query = db
     .select({
       contextId: searchDocs.contextId,
       contextName: contexts.name,
@@ -109,6 +148,7 @@ export async function searchContexts(db: Db, userId: string, q: string, limit: n
     )
     .orderBy(sql`bm25(search_fts, 0.0, 1.0)`, desc(searchDocs.createdAt), desc(searchDocs.id))
     .limit(limit);
+  const [, , rows] = await db.batch([...indexPendingStatements(db, { userId }), query]);
   return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
 }
 
