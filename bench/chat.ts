@@ -120,10 +120,13 @@ await seeded.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
 const seededFile = join(dir, "bench.db");
 const appEnv = { ...(await benchServerEnv(dbUrl, { ...config, SVC_MODEL_BASE_URL: upstream.url })), BENCH_SYNCHRONOUS: "FULL" };
 let copies = 0;
+let lastCopy: string | undefined;
 const startApp = () => {
-  const copy = join(dir, `run-${copies++}.db`);
-  copyFileSync(seededFile, copy);
-  return serveChild("app", { ...appEnv, BENCH_DB: `file:${copy}` });
+  // The previous run's copy goes first: its dirty pages, written back meanwhile, would tax the next run.
+  if (lastCopy) for (const suffix of ["", "-wal", "-shm"]) rmSync(lastCopy + suffix, { force: true });
+  lastCopy = join(dir, `run-${copies++}.db`);
+  copyFileSync(seededFile, lastCopy);
+  return serveChild("app", { ...appEnv, BENCH_DB: `file:${lastCopy}` });
 };
 seeded.client.close();
 
