@@ -5,6 +5,7 @@ import { createClient, LibsqlBatchError, LibsqlError, type Client, type ResultSe
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runOnThread } from "../src/node/database-thread";
+import { openDatabase } from "../src/node/open-database";
 import { nativeStatements } from "../src/node/native-connection";
 
 // The database thread stands in for @libsql/client's own execution on an embedded file,
@@ -145,3 +146,20 @@ describe("the thread's native statements", () => {
     statements.close();
   });
 });
+
+describe("the embedded database as the server opens it", () => {
+  it("serves on a connection with WAL, synchronous=FULL, foreign keys, a 64 MiB cache and rarer checkpoints", async () => {
+    const opened = await openDatabase(`file:${join(dir, "served.db")}`);
+    try {
+      const pragma = async (name: string) => Object.values((await opened.client.execute(`PRAGMA ${name}`)).rows[0]!)[0];
+      expect(await pragma("journal_mode")).toBe("wal");
+      expect(await pragma("synchronous")).toBe(2); // FULL
+      expect(await pragma("foreign_keys")).toBe(1);
+      expect(await pragma("cache_size")).toBe(-65536);
+      expect(await pragma("wal_autocheckpoint")).toBe(10000);
+    } finally {
+      opened.client.close();
+    }
+  });
+});
+
