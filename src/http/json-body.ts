@@ -22,7 +22,7 @@ const countedBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge 
  * Hono's body limit, with a body of declared length judged by its Content-Length first, as
  * Hono then does too: Hono looks at `c.req.raw.body` before the header, and on Node that
  * alone makes @hono/node-server build a WHATWG Request and a web stream around the socket
- * (see src/node/request-body.ts). A chunked body is counted by Hono as it streams.
+ * (see src/node/socket-request.ts). A chunked body is counted by Hono as it streams.
  */
 export const limitBodySize: MiddlewareHandler = (c, next) => {
   const length = c.req.header("Content-Length");
