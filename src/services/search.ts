@@ -87,9 +87,11 @@ export const INDEX_BATCH = 2_000;
  * see the same entries, and no entry is indexed twice.
  */
 function indexPendingStatements(db: Db, scope: { userId: string } | { limit: number }) {
+  // Walks the waiting list (short) and looks each entry up by its key; a join would let
+  // SQLite walk the owner's entries instead (all of them: 70 ms at 100,000 messages).
   const waiting =
     "userId" in scope
-      ? sql`select ${searchPending.id} from ${searchPending} join ${searchDocs} on ${searchDocs.id} = ${searchPending.id} where ${searchDocs.userId} = ${scope.userId}`
+      ? sql`select ${searchPending.id} from ${searchPending} where exists (select 1 from ${searchDocs} where ${searchDocs.id} = ${searchPending.id} and ${searchDocs.userId} = ${scope.userId})`
       : sql`select ${searchPending.id} from ${searchPending} order by ${searchPending.id} limit ${scope.limit}`;
   return [
     db.insert(searchFts).select(
