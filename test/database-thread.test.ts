@@ -125,9 +125,12 @@ describe("statements run on the database thread", () => {
     expect(ids).toEqual([5, 6]);
   });
 
-  it("refuses calls once closed, and fails to open a file it cannot create", async () => {
+  it("answers what was asked before it closed, refuses what comes after, and fails to open a file it cannot create", async () => {
+    const asked = native.batch([insert(1, "asked before closing")], "write");
     native.close();
     await expect(native.execute("select 1")).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
+    expect((await asked)[0]!.rowsAffected).toBe(1);
+    expect((await plain.execute("select text from notes")).rows.map((r) => r.text)).toEqual(["asked before closing"]);
     const nowhere = join(dir, "missing", "folder", "x.db");
     await expect(runOnThread(createClient({ url: "file::memory:" }), nowhere)).rejects.toBeInstanceOf(LibsqlError);
   });

@@ -5,20 +5,11 @@ import { parentPort, workerData } from "node:worker_threads";
 import { groupCommits } from "./group-commit";
 import { nativeStatements, openConnection, type NativeStatements } from "./native-connection";
 import type { InStatement } from "@libsql/client";
-import { READY, SLOT_LIMIT, threadError, type ThreadReply, type ThreadRequest, type ThreadStatement } from "./database-thread";
+import { READY, SLOT_LIMIT, sendTogether, threadError, type ThreadReply, type ThreadRequest, type ThreadStatement } from "./database-thread";
 
 const port = parentPort!;
-let outbox: ThreadReply[] = [];
-const send = () => {
-  const replies = outbox;
-  outbox = [];
-  port.postMessage(replies);
-};
 // The answers of one commit's batches are all settled before this microtask runs.
-const answer = (reply: ThreadReply) => {
-  if (outbox.length === 0) queueMicrotask(send);
-  outbox.push(reply);
-};
+const answer = sendTogether<ThreadReply>((replies) => port.postMessage(replies), queueMicrotask);
 
 let statements: NativeStatements;
 try {

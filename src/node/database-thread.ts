@@ -78,19 +78,13 @@ export async function runOnThread(client: Client, path: string): Promise<Client>
   worker.on("error", (err) => stop(new Error(`the database thread failed: ${err.message}`, { cause: err })));
   worker.on("exit", (code) => stop(new LibsqlError(code === 0 ? "The client is closed" : `the database thread stopped (exit code ${code})`, "CLIENT_CLOSED")));
 
-  let outbox: ThreadRequest[] = [];
-  const send = () => {
-    const requests = outbox;
-    outbox = [];
-    worker.postMessage(requests);
-  };
-  const post = (request: ThreadRequest) => {
-    if (outbox.length === 0) setImmediate(send);
-    outbox.push(request);
-  };
+  // The requests made in one turn of this thread's event loop go in one message.
+  const post = sendTogether<ThreadRequest>((requests) => worker.postMessage(requests), setImmediate);
 
+  let closed = false;
   function call(request: ThreadRequest): Promise<unknown> {
     if (stopped) return Promise.reject(stopped);
+    if (closed) return Promise.reject(new LibsqlError("The client is closed", "CLIENT_CLOSED"));
     return new Promise((resolve, reject) => {
       if (calls.size === 0) worker.ref();
       calls.set(request[0], { resolve, reject });
@@ -134,12 +128,31 @@ export async function runOnThread(client: Client, path: string): Promise<Client>
   client.transaction = () => Promise.reject(new Error("interactive transactions are not used on the embedded database: write with batch()"));
   const close = client.close.bind(client);
   client.close = () => {
+    if (closed) return;
+    closed = true;
     close();
-    // The thread answers what was asked before, then closes the file and ends.
+    // The thread answers what was asked before (those calls still settle), then closes
+    // the file and ends; anything asked from now on is refused.
     if (!stopped) post([nextId++, "close"]);
-    stop(new LibsqlError("The client is closed", "CLIENT_CLOSED"));
   };
   return client;
+}
+
+/**
+ * A sender that collects what is sent until `schedule` fires, then posts it as one
+ * message (see ThreadReply for why).
+ */
+export function sendTogether<T>(postMessage: (items: T[]) => void, schedule: (flush: () => void) => unknown): (item: T) => void {
+  let outbox: T[] = [];
+  const flush = () => {
+    const items = outbox;
+    outbox = [];
+    postMessage(items);
+  };
+  return (item) => {
+    if (outbox.length === 0) schedule(flush);
+    outbox.push(item);
+  };
 }
 
 /** An error as plain data, on the database thread. */
