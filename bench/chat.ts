@@ -171,7 +171,7 @@ ${runTable(result)}
 - Database round trips per message, counted at the driver one message at a time (JWT, existing context): **${maxBefore} before the model call, ${maxAfter} after** (targets: 1 and 1).
 - Errors and non-2xx: ${errors} (target 0).
 
-CPU profile of the app's main thread (its event loop; the database thread is not sampled) over one more ${seconds} s run (self time by package, native frames counted for their caller, scaled to that thread's CPU time over that run, µs per message; the profiler adds some overhead):
+CPU profile of the app's main thread (its event loop; the database thread, not sampled, runs SQLite, that is libsql: its share is the process's CPU less the main thread's, in the table above) over one more ${seconds} s run (self time by package, native frames counted for their caller, scaled to that thread's CPU time over that run, µs per message; the profiler adds some overhead):
 
 ${profileTable(byPackage)}`;
 console.log(`\n## Chat\n\n${body}\n`);
