@@ -235,6 +235,15 @@ describe("indexing off the chat path", () => {
     while ((await indexPendingSearch(h.db)) > 0);
     await h.db.run(sql`insert into search_fts (search_fts, rank) values ('integrity-check', 1)`);
   };
+  /**
+   * Entries the index holds that it should not (waiting ones, or gone) and entries it
+   * lacks (neither waiting nor indexed): both empty at every step. FTS5 keeps one
+   * search_fts_docsize row per entry it was given.
+   */
+  const indexDrift = async () => ({
+    extra: await h.db.all(sql`select id from search_fts_docsize where id in (select id from search_pending) or id not in (select id from search_docs)`),
+    missing: await h.db.all(sql`select id from search_docs where id not in (select id from search_pending) and id not in (select id from search_fts_docsize)`),
+  });
 
   it("stores new entries as waiting; a search indexes its owner's first, and only theirs", async () => {
     const carol = await userWith("carol-waits", "Cactus corner", ["cactus needs sun"]);
@@ -256,10 +265,14 @@ describe("indexing off the chat path", () => {
     const doomedWaiting = await created("Orchid bin");
     const rename = (id: string, name: string) => h.request(`/contexts/${id}`, { method: "PATCH", token: erin.token, json: { name } });
     expect((await rename(indexedId, "Begonia shelf")).status).toBe(200);
+    expect(await indexDrift()).toEqual({ extra: [], missing: [] });
     expect((await rename(waitingId, "Begonia window")).status).toBe(200);
+    expect(await indexDrift()).toEqual({ extra: [], missing: [] }); // still waiting: the index was not told
     expect((await h.request(`/contexts/${doomedWaiting}`, { method: "DELETE", token: erin.token })).status).toBe(204);
+    expect(await indexDrift()).toEqual({ extra: [], missing: [] });
     expect(await waiting(erin.userId)).toBe(1); // the renamed window; the bin went with its context
     await indexMatchesContent();
+    expect(await indexDrift()).toEqual({ extra: [], missing: [] });
     expect((await search(erin.token, "begonia")).map((x) => x.contextId).sort()).toEqual([indexedId, waitingId].sort());
     expect((await search(erin.token, "orchid")).map((x) => x.messageId)).toEqual([erin.ids[0]]);
     // Deleting an indexed context removes its entries from the index too.
