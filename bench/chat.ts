@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp } from "../src/app";
-import { openDatabase } from "../src/node/open-database";
+import { openDatabase } from "../src/platform/node/open-database";
 import { startFakeUpstream } from "../test/support/fake-upstream";
 import {
   benchRuntime,

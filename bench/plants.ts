@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
-import { userIdFor } from "../src/auth/identity";
-import { openDatabase } from "../src/node/open-database";
-import { listPlants } from "../src/services/plants";
+import { userIdFor } from "../src/platform/auth/identity";
+import { openDatabase } from "../src/platform/node/open-database";
+import { listPlants } from "../src/features/plants/plants";
 import {
   BENCH_ISSUER,
   benchRuntime,

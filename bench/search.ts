@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
-import { userIdFor } from "../src/auth/identity";
-import { openDatabase } from "../src/node/open-database";
-import { INDEX_BATCH, indexPendingSearch, matchExpression, RANK_WINDOW, searchTerms } from "../src/services/search";
+import { userIdFor } from "../src/platform/auth/identity";
+import { openDatabase } from "../src/platform/node/open-database";
+import { INDEX_BATCH, indexPendingSearch, matchExpression, RANK_WINDOW, searchTerms } from "../src/features/contexts/search";
 import { BENCH_ISSUER, benchRuntime, benchToken, machine, writeSection } from "./support";
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100_000);

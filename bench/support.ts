@@ -5,9 +5,9 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import type { Client } from "@libsql/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { parseConfig } from "../src/runtime/config";
-import { createRuntime, type Runtime } from "../src/runtime/deps";
-import { createLogger } from "../src/runtime/log";
+import { parseConfig } from "../src/platform/config";
+import { createRuntime, type Runtime } from "../src/platform/deps";
+import { createLogger } from "../src/platform/log";
 
 export interface LoadResult {
   label: string;
@@ -159,7 +159,7 @@ function profileOf<T>(proc: ChildProcess, during: () => Promise<T>): Promise<{ r
  * builtins, bindings) count for the package that called them.
  */
 /**
- * The statement the app sends for a page of plants (src/services/plants.ts: the page's JSON
+ * The statement the app sends for a page of plants (src/features/plants/plants.ts: the page's JSON
  * array, its last id and whether more follow, in one row), as the floors of the plants and
  * Worker comparisons run it. Arguments: owner, owner, limit.
  */

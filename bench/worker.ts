@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
-import { userIdFor } from "../src/auth/identity";
+import { userIdFor } from "../src/platform/auth/identity";
 import { BENCH_AUDIENCE, BENCH_ISSUER, PLANT_PAGE, benchJwk, benchToken, compare, load, machine, median, ratioText, runTable, writeSection, type Served } from "./support";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);

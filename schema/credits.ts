@@ -3,7 +3,7 @@ import { users } from "./users";
 
 /**
  * Credits used per user per UTC day. A new day needs no job: its row does not exist yet.
- * Debits and refunds are single conditional statements (src/services/credits.ts).
+ * Debits and refunds are single conditional statements (src/features/account/credits.ts).
  */
 export const creditDays = sqliteTable(
   "credit_days",
@@ -53,7 +53,7 @@ export const idempotencyKeys = sqliteTable(
  * A charge whose exchange has not ended: written in the batch that debits, deleted in the
  * batch that stores the exchange (settled) or refunds it (released). One left older than
  * the model timeout plus a margin belongs to a process that died and is refunded to `day`
- * by whoever sees it first (src/services/holds.ts).
+ * by whoever sees it first (src/features/chat/holds.ts).
  */
 export const creditHolds = sqliteTable(
   "credit_holds",

@@ -4,7 +4,7 @@ import { users } from "./users";
 /**
  * Each user has their own id space. `id` is a signed 64-bit integer: it is written through
  * `CAST(? AS INTEGER)` from its decimal text and read back as text, so it stays exact on
- * every driver (D1 returns integers as doubles). See src/services/plants.ts.
+ * every driver (D1 returns integers as doubles). See src/features/plants/plants.ts.
  */
 export const plants = sqliteTable(
   "plants",

@@ -11,7 +11,7 @@ export interface StoredPreferences {
 
 /**
  * One row per identity-provider identity. The id is derived from (issuer, subject), so a
- * verified JWT names its user without a database read (see src/auth/identity.ts).
+ * verified JWT names its user without a database read (see src/platform/auth/identity.ts).
  */
 export const users = sqliteTable(
   "users",

@@ -5,7 +5,7 @@
 // work against it too. NODE_ENV=production turns local login off.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { loadOrCreateLocalKey, localKeyFile } from "../src/node/local-login-key";
+import { loadOrCreateLocalKey, localKeyFile } from "../src/platform/node/local-login-key";
 
 const args = process.argv.slice(2);
 const run = (cmd: string[]) => {

@@ -1,6 +1,6 @@
 // npm run db:migrate: applies migrations/ to DATABASE_URL (a Turso/libSQL URL, or a file),
 // with DATABASE_AUTH_TOKEN. The Node server does the same at boot; the Worker does not.
-import { openDatabase } from "../src/node/open-database";
+import { openDatabase } from "../src/platform/node/open-database";
 
 const url = process.env.DATABASE_URL;
 if (!url) {

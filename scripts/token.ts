@@ -1,6 +1,6 @@
 // Prints a local-login access token for the Node server: npm run token -- <name> [ttl-hours]
-import { signLocalToken } from "../src/auth/local-login";
-import { loadOrCreateLocalKey, localKeyFile } from "../src/node/local-login-key";
+import { signLocalToken } from "../src/platform/auth/local-login";
+import { loadOrCreateLocalKey, localKeyFile } from "../src/platform/node/local-login-key";
 
 const name = process.argv[2] ?? "dev";
 const hours = Number(process.argv[3] ?? 24);

@@ -2,27 +2,27 @@ import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
-import type { AppEnv, Deps } from "./runtime/deps";
-import { ApiError, excerpt, type ErrorBody } from "./http/errors";
-import { limitBodySize, parseJsonBody } from "./http/json-body";
-import { createRouter } from "./http/router";
-import { chatRoutes } from "./routes/chat";
-import { contextRoutes } from "./routes/contexts";
-import { creditRoutes } from "./routes/credits";
-import { groupRoutes } from "./routes/groups";
-import { healthRoutes } from "./routes/health";
-import { keyRoutes } from "./routes/keys";
-import { meRoutes } from "./routes/me";
-import { modelRoutes } from "./routes/models";
-import { openAiErrorBody, openAiRoutes } from "./routes/openai";
-import { plantRoutes } from "./routes/plants";
-import { shareRoutes } from "./routes/shares";
-import { audioRoutes } from "./routes/audio";
-import { clientConfigRoutes } from "./routes/client-config";
-import { docsRoutes } from "./routes/docs";
-import { localLoginRoutes } from "./routes/local-login";
-import { plainResponseHeaders } from "./http/response-headers";
-import { serveClientFile, serveClientPage } from "./http/web-client";
+import type { AppEnv, Deps } from "./platform/deps";
+import { ApiError, excerpt, type ErrorBody } from "./platform/http/errors";
+import { limitBodySize, parseJsonBody } from "./platform/http/json-body";
+import { createRouter } from "./platform/http/router";
+import { chatRoutes } from "./features/chat/send-routes";
+import { contextRoutes } from "./features/contexts/contexts-routes";
+import { creditRoutes } from "./features/account/credits-routes";
+import { groupRoutes } from "./features/contexts/groups-routes";
+import { healthRoutes } from "./features/operations/health-routes";
+import { keyRoutes } from "./features/account/keys-routes";
+import { meRoutes } from "./features/account/me-routes";
+import { modelRoutes } from "./features/chat/models-routes";
+import { openAiErrorBody, openAiRoutes } from "./features/chat/openai-routes";
+import { plantRoutes } from "./features/plants/plants-routes";
+import { shareRoutes } from "./features/contexts/shares-routes";
+import { audioRoutes } from "./features/voice/transcription-routes";
+import { clientConfigRoutes } from "./features/sign-in/client-config-routes";
+import { docsRoutes } from "./features/operations/docs-routes";
+import { localLoginRoutes } from "./features/sign-in/local-login-routes";
+import { plainResponseHeaders } from "./platform/http/response-headers";
+import { serveClientFile, serveClientPage } from "./platform/http/web-client";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -49,7 +49,7 @@ export function createApp(resolveDeps: DepsResolver) {
     await proceed();
   });
   // Registered before the JSON body middleware, which it must not meet: its body is a
-  // multipart recording with a limit of its own (src/routes/audio.ts).
+  // multipart recording with a limit of its own (src/features/voice/transcription-routes.ts).
   app.route("/", audioRoutes);
   // Only where a body can be: reading `body` on a GET makes @hono/node-server build a full Request.
   app.use((c, next) => (mayHaveBody(c.req.raw) ? limitBodySize(c, async () => void (await parseJsonBody(c, next))) : next()));

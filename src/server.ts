@@ -7,17 +7,17 @@ import type { AddressInfo } from "node:net";
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { createApp, type App } from "./app";
-import { ConfigError, parseConfig, type Config } from "./runtime/config";
-import { configuredAuthSource, createRuntime, type Deps } from "./runtime/deps";
+import { ConfigError, parseConfig, type Config } from "./platform/config";
+import { configuredAuthSource, createRuntime, type Deps } from "./platform/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import { keepSearchIndexed } from "./jobs/search-index";
-import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./node/local-login-key";
-import { openDatabase } from "./node/open-database";
-import { nextUtcMidnight } from "./services/credits";
-import { HOLD_MARGIN_MS, releaseStaleHolds } from "./services/holds";
-import { clientGoneFromSocket, readBodyFromSocket } from "./node/socket-request";
-import { createUpstreamPool } from "./node/upstream-pool";
-import { webFilesFrom } from "./node/web-files";
+import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./platform/node/local-login-key";
+import { openDatabase } from "./platform/node/open-database";
+import { nextUtcMidnight } from "./features/account/credits";
+import { HOLD_MARGIN_MS, releaseStaleHolds } from "./features/chat/holds";
+import { clientGoneFromSocket, readBodyFromSocket } from "./platform/node/socket-request";
+import { createUpstreamPool } from "./platform/node/upstream-pool";
+import { webFilesFrom } from "./platform/node/web-files";
 
 /** The web client's build, beside src/ whatever the working directory. */
 const DEFAULT_WEB_DIST = resolve(import.meta.dirname, "../web/dist");

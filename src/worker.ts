@@ -1,12 +1,12 @@
 import type { D1Database, ExecutionContext, Fetcher, RateLimit, ScheduledController } from "@cloudflare/workers-types";
 import { createClient } from "@libsql/client/web";
 import { createApp } from "./app";
-import { rateLimiterFromBinding, unlimited } from "./auth/rate-limit";
-import { parseConfig } from "./runtime/config";
-import { dbFromD1, dbFromLibsql, type Db } from "./runtime/db";
-import { createRuntime, type AssetSource, type Deps, type Runtime } from "./runtime/deps";
+import { rateLimiterFromBinding, unlimited } from "./platform/auth/rate-limit";
+import { parseConfig } from "./platform/config";
+import { dbFromD1, dbFromLibsql, type Db } from "./platform/db";
+import { createRuntime, type AssetSource, type Deps, type Runtime } from "./platform/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
-import type { WorkersAiBinding } from "./models/workers-ai";
+import type { WorkersAiBinding } from "./platform/models/workers-ai";
 
 export interface Env {
   DB?: D1Database;
@@ -37,7 +37,7 @@ function runtimeFor(env: Env): Promise<Runtime> {
 
 // One drizzle handle per D1 binding: the binding is the same object for every request of
 // the isolate, and a handle holds no I/O of its own, so statements prepared per handle
-// (src/runtime/db.ts perDb) are built once per isolate rather than once per request.
+// (src/platform/db.ts perDb) are built once per isolate rather than once per request.
 const d1Handles = new WeakMap<D1Database, Db>();
 
 /** libSQL (Turso) when DATABASE_URL is set; otherwise the D1 binding, as in `wrangler dev`. */

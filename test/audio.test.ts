@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { audioFormat, wavSeconds } from "../src/services/transcription";
+import { audioFormat, wavSeconds } from "../src/platform/speech/transcription";
 import { expectError } from "./support/expect-error";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";

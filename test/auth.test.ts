@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportSPKI, generateKeyPair, SignJWT, exportJWK, base64url } from "jose";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
-import { ConfigError, parseConfig } from "../src/runtime/config";
-import { createJwtVerifier, InvalidTokenError } from "../src/auth/jwt";
-import { LOCAL_AUDIENCE, LOCAL_ISSUER, signLocalToken } from "../src/auth/local-login";
-import { loadOrCreateLocalKey } from "../src/node/local-login-key";
+import { ConfigError, parseConfig } from "../src/platform/config";
+import { createJwtVerifier, InvalidTokenError } from "../src/platform/auth/jwt";
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, signLocalToken } from "../src/platform/auth/local-login";
+import { loadOrCreateLocalKey } from "../src/platform/node/local-login-key";
 import { createHarness, type Harness } from "./support/harness";
 
 let h: Harness;

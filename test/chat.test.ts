@@ -1,7 +1,7 @@
 import { count, eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { contexts, messages, usageEvents } from "../schema/index";
-import { userIdFor } from "../src/auth/identity";
+import { userIdFor } from "../src/platform/auth/identity";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";

@@ -8,7 +8,7 @@ import { count, eq, sum } from "drizzle-orm";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { creditDays, creditHolds, idempotencyKeys, messages, usageEvents } from "../schema/index";
-import { dbFromLibsql, type Db } from "../src/runtime/db";
+import { dbFromLibsql, type Db } from "../src/platform/db";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 
 // The real Node server in its own process, killed with SIGKILL in the middle of exchanges

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { createClient, LibsqlBatchError, LibsqlError, type Client, type ResultSet } from "@libsql/client";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runOnThread } from "../src/node/database-thread";
-import { openDatabase } from "../src/node/open-database";
-import { nativeStatements } from "../src/node/native-connection";
+import { runOnThread } from "../src/platform/node/database-thread";
+import { openDatabase } from "../src/platform/node/open-database";
+import { nativeStatements } from "../src/platform/node/native-connection";
 
 // The database thread stands in for @libsql/client's own execution on an embedded file,
 // so each case runs on both, over the same file, and their answers are compared.

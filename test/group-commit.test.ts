@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { groupCommits } from "../src/node/group-commit";
+import { groupCommits } from "../src/platform/node/group-commit";
 
 let dir: string;
 let client: Client;

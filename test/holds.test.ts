@@ -1,10 +1,10 @@
 import { count, eq, sum } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { creditHolds, idempotencyKeys, messages, usageEvents } from "../schema/index";
-import { userIdFor } from "../src/auth/identity";
+import { userIdFor } from "../src/platform/auth/identity";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
-import { openChat, type ChatOpening } from "../src/services/chat";
-import { HOLD_MARGIN_MS } from "../src/services/holds";
+import { openChat, type ChatOpening } from "../src/features/chat/send";
+import { HOLD_MARGIN_MS } from "../src/features/chat/holds";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { randomId, timeOrderedId } from "../src/auth/encoding";
+import { randomId, timeOrderedId } from "../src/platform/encoding";
 import { startFakeUpstream } from "./support/fake-upstream";
 import { createHarness } from "./support/harness";
 

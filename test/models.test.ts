@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseConfig } from "../src/runtime/config";
-import type { WorkersAiBinding } from "../src/models/workers-ai";
+import { parseConfig } from "../src/platform/config";
+import type { WorkersAiBinding } from "../src/platform/models/workers-ai";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { parseSse } from "./support/sse";

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../src/runtime/config";
-import { webFilesFrom } from "../src/node/web-files";
+import { ConfigError, parseConfig } from "../src/platform/config";
+import { webFilesFrom } from "../src/platform/node/web-files";
 import { expectError } from "./support/expect-error";
 import { createHarness, type Harness } from "./support/harness";
 

@@ -4,7 +4,7 @@ import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
 import { sql } from "drizzle-orm";
 import { keepSearchIndexed } from "../src/jobs/search-index";
-import { indexPendingSearch, ownerKey, RANK_WINDOW } from "../src/services/search";
+import { indexPendingSearch, ownerKey, RANK_WINDOW } from "../src/features/contexts/search";
 
 interface Hit {
   contextId: string;

@@ -1,11 +1,11 @@
 import { and, eq, lt, lte } from "drizzle-orm";
-import type { Config } from "../runtime/config";
-import type { Db } from "../runtime/db";
-import type { Logger } from "../runtime/log";
-import { utcDay, utcDayBefore } from "../services/credits";
-import { releaseStaleStatements, staleBefore } from "../services/holds";
-import { IDEMPOTENCY_TTL_MS } from "../services/idempotency";
-import { INDEX_BATCH, indexPendingSearch } from "../services/search";
+import type { Config } from "../platform/config";
+import type { Db } from "../platform/db";
+import type { Logger } from "../platform/log";
+import { utcDay, utcDayBefore } from "../features/account/credits";
+import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
+import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
+import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
 import { creditDays, idempotencyKeys, shares, usageEvents } from "../../schema/index";
 
 export interface RolloverDeps {

@@ -1,6 +1,6 @@
-import type { Db } from "../runtime/db";
-import type { Logger } from "../runtime/log";
-import { INDEX_BATCH, indexPendingSearch } from "../services/search";
+import type { Db } from "../platform/db";
+import type { Logger } from "../platform/log";
+import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
 
 /**
  * Keeps the list of search entries waiting to be indexed short, on a server that lives

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
-import { randomId } from "../../src/auth/encoding";
-import { userIdFor } from "../../src/auth/identity";
-import type { Db } from "../../src/runtime/db";
+import { randomId } from "../../src/platform/encoding";
+import { userIdFor } from "../../src/platform/auth/identity";
+import type { Db } from "../../src/platform/db";
 import { contexts, messages, users } from "../../schema/index";
 
 /**

@@ -1,11 +1,11 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { userIdFor } from "../../src/auth/identity";
-import { parseConfig } from "../../src/runtime/config";
-import { dbFromD1 } from "../../src/runtime/db";
-import { createRuntime } from "../../src/runtime/deps";
-import { openChat } from "../../src/services/chat";
+import { userIdFor } from "../../src/platform/auth/identity";
+import { parseConfig } from "../../src/platform/config";
+import { dbFromD1 } from "../../src/platform/db";
+import { createRuntime } from "../../src/platform/deps";
+import { openChat } from "../../src/features/chat/send";
 import worker from "../../src/worker";
 import { call, signIn } from "./support";
 

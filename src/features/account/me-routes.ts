@@ -1,0 +1,146 @@
+import { z } from "@hono/zod-openapi";
+import { ApiError, excerpt } from "../../platform/http/errors";
+import { MODEL_CATALOG, isKnownModel } from "../../platform/models/catalog";
+import { createRouter } from "../../platform/http/router";
+import { getProfile, updateProfile, type Profile } from "./profile";
+import { isSafeAvatarUrl } from "../../platform/auth/users";
+import { DisplayName } from "../../platform/http/display-name";
+import { serviceId } from "../../platform/http/service-id";
+import { authenticatedRoute } from "../../platform/http/authenticated-route";
+
+const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
+const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-Hant-TW";
+
+const ProfileName = DisplayName.openapi({ example: "Ada" });
+
+// http(s), a host, no credentials (no `@` before the path), no spaces or control characters.
+const AVATAR_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\p{Cc}/?#@\\\\]+(?:[/?#][^\\s\\p{Cc}]*)?$";
+
+const AvatarUrl = z
+  .string({ error: AVATAR_MESSAGE })
+  .max(2048, AVATAR_MESSAGE)
+  .refine((v) => new RegExp(AVATAR_PATTERN, "u").test(v) && isSafeAvatarUrl(v), AVATAR_MESSAGE)
+  .nullable()
+  .openapi({ format: "uri", maxLength: 2048, pattern: AVATAR_PATTERN, example: "https://example.com/ada.png" });
+
+// RFC 5646's shape (language, script, region, variants, extensions, private use); the tag
+// must also be one Intl accepts, which refuses the odd tag this shape lets through.
+const LANGUAGE_PATTERN =
+  "^[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*" +
+  "(?:-[A-WY-Za-wy-z0-9](?:-[A-Za-z0-9]{2,8})+)*(?:-[Xx](?:-[A-Za-z0-9]{1,8})+)?$";
+
+const Language = z
+  .string({ error: LANGUAGE_MESSAGE })
+  .max(64, LANGUAGE_MESSAGE)
+  .refine((v) => new RegExp(LANGUAGE_PATTERN).test(v) && canonicalLanguage(v) !== null, LANGUAGE_MESSAGE)
+  .openapi({ example: "en", maxLength: 64, pattern: LANGUAGE_PATTERN });
+
+const modelMessage = `must be a known model id: ${MODEL_CATALOG.map((m) => m.id).join(", ")}`;
+
+const PreferencesSchema = z
+  .object({
+    theme: z.enum(["light", "dark", "auto"], { error: "must be light, dark or auto" }),
+    defaultModel: z
+      .string({ error: modelMessage })
+      .refine(isKnownModel, modelMessage)
+      .openapi({ example: "svc-70b", enum: MODEL_CATALOG.map((m) => m.id) }),
+    voiceInput: z.boolean({ error: "must be true or false" }),
+    language: Language,
+  })
+  .openapi("Preferences");
+
+const PreferencesPatch = z.strictObject(
+  {
+    theme: PreferencesSchema.shape.theme.optional(),
+    defaultModel: PreferencesSchema.shape.defaultModel.optional(),
+    voiceInput: PreferencesSchema.shape.voiceInput.optional(),
+    language: Language.optional(),
+  },
+  { error: (issue) => unknownKeysMessage(issue, "theme, defaultModel, voiceInput, language") },
+);
+
+const ProfilePatchSchema = z
+  .strictObject(
+    {
+      name: ProfileName.optional(),
+      avatarUrl: AvatarUrl.optional(),
+      preferences: PreferencesPatch.optional(),
+    },
+    { error: (issue) => unknownKeysMessage(issue, "name, avatarUrl, preferences") },
+  )
+  .openapi("ProfilePatch");
+
+const ProfileSchema = z
+  .object({
+    id: serviceId("usr", "usr_3q2-7wEjU8n5Rk1vLxZc9A"),
+    name: z.string(),
+    avatarUrl: z.string().nullable(),
+    preferences: PreferencesSchema,
+    identity: z.object({
+      issuer: z.string(),
+      subject: z.string(),
+      email: z.string().optional(),
+      wallet: z.string().optional(),
+    }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Profile");
+
+const profileReply = { description: "The caller's profile", content: { "application/json": { schema: ProfileSchema } } };
+
+const getMe = authenticatedRoute({
+  method: "get",
+  path: "/me",
+  tags: ["profile"],
+  summary: "The caller's profile (created on first sign-in)",
+  responses: { 200: profileReply },
+});
+
+const patchMe = authenticatedRoute({
+  method: "patch",
+  path: "/me",
+  tags: ["profile"],
+  summary: "Update the caller's profile; absent fields stay, preferences merge",
+  // No body changes nothing, as `{}` does.
+  request: { body: { required: false, content: { "application/json": { schema: ProfilePatchSchema } } } },
+  responses: { 200: profileReply },
+});
+
+export const meRoutes = createRouter()
+  .openapi(getMe, async (c) => {
+    const { db, now } = c.get("deps");
+    return c.json(toJson(await getProfile(db, c.get("principal"), now())), 200);
+  })
+  .openapi(patchMe, async (c) => {
+    const { db, now } = c.get("deps");
+    const { name, avatarUrl, preferences } = c.req.valid("json");
+    const changes = {
+      name,
+      avatarUrl,
+      preferences: preferences && {
+        ...preferences,
+        ...(preferences.language === undefined ? {} : { language: canonicalLanguage(preferences.language)! }),
+      },
+    };
+    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now())), 200);
+  });
+
+function toJson(profile: Profile | null) {
+  if (!profile) throw new ApiError(401, "the account behind this API key no longer exists; sign in again");
+  return { ...profile, createdAt: profile.createdAt.toISOString() };
+}
+
+/** The canonical form of a BCP 47 tag (`en-us` becomes `en-US`), or null when it is not one. */
+function canonicalLanguage(tag: string): string | null {
+  try {
+    return Intl.getCanonicalLocales(tag)[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function unknownKeysMessage(issue: { code?: string; keys?: string[] }, allowed: string): string | undefined {
+  if (issue.code !== "unrecognized_keys") return undefined;
+  const keys = (issue.keys ?? []).slice(0, 3).map((k) => JSON.stringify(excerpt(k)));
+  return `unknown field${keys.length > 1 ? "s" : ""} ${keys.join(", ")}; allowed: ${allowed}`;
+}

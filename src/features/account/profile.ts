@@ -1,0 +1,111 @@
+import { eq, sql } from "drizzle-orm";
+import type { Principal } from "../../platform/auth/principal";
+import type { Db } from "../../platform/db";
+import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
+import { users, type StoredPreferences } from "../../../schema/index";
+import { upsertUser } from "../../platform/auth/users";
+
+export interface Preferences {
+  theme: "light" | "dark" | "auto";
+  defaultModel: string;
+  voiceInput: boolean;
+  language: string;
+}
+
+export const DEFAULT_PREFERENCES: Preferences = {
+  theme: "auto",
+  defaultModel: DEFAULT_MODEL_ID,
+  voiceInput: true,
+  language: "en",
+};
+
+export interface Profile {
+  id: string;
+  name: string;
+  avatarUrl: string | null;
+  preferences: Preferences;
+  identity: { issuer: string; subject: string; email?: string; wallet?: string };
+  createdAt: Date;
+}
+
+/** A partial update: absent fields stay as they are; preferences merge key by key. */
+export interface ProfileChanges {
+  name?: string;
+  /** null clears the avatar. */
+  avatarUrl?: string | null;
+  preferences?: Partial<Preferences>;
+}
+
+type UserRow = typeof users.$inferSelect;
+
+/**
+ * The caller's profile. By JWT the user is created on first sight (or has its identity
+ * details refreshed from the token) in the same statement that reads it; by API key the
+ * user exists already and is read. One round trip either way. Null only when the user
+ * behind an API key has gone.
+ */
+export async function getProfile(db: Db, principal: Principal, now: Date): Promise<Profile | null> {
+  if (principal.via === "jwt") {
+    const [row] = await upsertUser(db, principal, now);
+    return toProfile(row!);
+  }
+  const [row] = await db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
+  return row ? toProfile(row) : null;
+}
+
+/**
+ * Applies a partial update and returns the profile as it now is. Preferences merge in SQL
+ * (json_patch), so concurrent updates of different keys do not undo each other. One round
+ * trip. Null only when the user behind an API key has gone.
+ */
+export async function updateProfile(
+  db: Db,
+  principal: Principal,
+  changes: ProfileChanges,
+  now: Date,
+): Promise<Profile | null> {
+  const set: Partial<Record<"name" | "avatarUrl" | "preferences", unknown>> = {};
+  if (changes.name !== undefined) set.name = changes.name;
+  if (changes.avatarUrl !== undefined) set.avatarUrl = changes.avatarUrl;
+  if (changes.preferences !== undefined && Object.keys(changes.preferences).length > 0) {
+    set.preferences = sql`json_patch(${users.preferences}, ${JSON.stringify(changes.preferences)})`;
+  }
+  if (Object.keys(set).length === 0) return getProfile(db, principal, now);
+
+  const update = db
+    .update(users)
+    .set(set as Partial<typeof users.$inferInsert>)
+    .where(eq(users.id, principal.userId))
+    .returning();
+  if (principal.via === "jwt") {
+    const [, updated] = await db.batch([upsertUser(db, principal, now), update]);
+    return toProfile(updated[0]!);
+  }
+  const [row] = await update;
+  return row ? toProfile(row) : null;
+}
+
+function toProfile(row: UserRow): Profile {
+  const identity: Profile["identity"] = { issuer: row.issuer, subject: row.subject };
+  if (row.email !== null) identity.email = row.email;
+  if (row.wallet !== null) identity.wallet = row.wallet;
+  return {
+    id: row.id,
+    name: row.name,
+    avatarUrl: row.avatarUrl,
+    preferences: withDefaults(row.preferences),
+    identity,
+    createdAt: row.createdAt,
+  };
+}
+
+function withDefaults(stored: StoredPreferences | null): Preferences {
+  const s = stored ?? {};
+  return {
+    theme: s.theme ?? DEFAULT_PREFERENCES.theme,
+    defaultModel: s.defaultModel ?? DEFAULT_PREFERENCES.defaultModel,
+    voiceInput: s.voiceInput ?? DEFAULT_PREFERENCES.voiceInput,
+    language: s.language ?? DEFAULT_PREFERENCES.language,
+  };
+}
+

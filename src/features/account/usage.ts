@@ -1,0 +1,77 @@
+import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
+import type { Position } from "../contexts/contexts";
+import { bound, perDb, type Db } from "../../platform/db";
+import { creditDays, usageEvents } from "../../../schema/index";
+import { utcDay, utcDayBefore } from "./credits";
+
+/** Credits used per day, newest first, every day of the range included (0 when unused). */
+export async function usageByDay(db: Db, userId: string, now: Date, days: number): Promise<Array<{ day: string; used: number }>> {
+  const newest = utcDay(now);
+  const oldest = utcDayBefore(now, days - 1);
+  const rows = await db
+    .select({ day: creditDays.day, used: creditDays.used })
+    .from(creditDays)
+    .where(and(eq(creditDays.userId, userId), gte(creditDays.day, oldest), lte(creditDays.day, newest)));
+  const used = new Map(rows.map((r) => [r.day, r.used]));
+  return Array.from({ length: days }, (_, i) => {
+    const day = utcDayBefore(now, i);
+    return { day, used: used.get(day) ?? 0 };
+  });
+}
+
+export interface UsageItem {
+  at: string;
+  model: string;
+  contextId: string | null;
+  credits: number;
+}
+
+/** One page of charged messages, newest first. One read. */
+export async function listUsageMessages(
+  db: Db,
+  userId: string,
+  page: { limit: number; after?: Position },
+): Promise<{ items: UsageItem[]; next: Position | null }> {
+  const after = page.after && { at: new Date(page.after.at), id: page.after.id };
+  const rows = await db
+    .select({ id: usageEvents.id, at: usageEvents.at, model: usageEvents.model, contextId: usageEvents.contextId, credits: usageEvents.credits })
+    .from(usageEvents)
+    .where(
+      and(
+        eq(usageEvents.userId, userId),
+        after ? or(lt(usageEvents.at, after.at), and(eq(usageEvents.at, after.at), lt(usageEvents.id, after.id))) : undefined,
+      ),
+    )
+    .orderBy(desc(usageEvents.at), desc(usageEvents.id))
+    .limit(page.limit + 1);
+  const more = rows.length > page.limit;
+  const pageRows = more ? rows.slice(0, page.limit) : rows;
+  const last = pageRows[pageRows.length - 1];
+  return {
+    items: pageRows.map((r) => ({ at: r.at.toISOString(), model: r.model, contextId: r.contextId, credits: r.credits })),
+    next: more && last ? { at: last.at.getTime(), id: last.id } : null,
+  };
+}
+
+/** The usage record of one charged message, for the batch that stores the exchange. */
+export function usageEventStatement(
+  db: Db,
+  event: { id: string; userId: string; at: Date; model: string; contextId: string | null; credits: number },
+) {
+  return bound(preparedUsageEvent(db), event);
+}
+
+// Part of every chat message: built once per handle (see perDb).
+const preparedUsageEvent = perDb((db) =>
+  db
+    .insert(usageEvents)
+    .values({
+      id: sql.placeholder("id"),
+      userId: sql.placeholder("userId"),
+      at: sql.placeholder("at"),
+      model: sql.placeholder("model"),
+      contextId: sql.placeholder("contextId"),
+      credits: sql.placeholder("credits"),
+    })
+    .prepare(),
+);

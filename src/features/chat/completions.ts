@@ -1,0 +1,236 @@
+import type { Principal } from "../../platform/auth/principal";
+import { encodeBase64url, sha256Hex } from "../../platform/encoding";
+import { ApiError, excerpt } from "../../platform/http/errors";
+import type { ChatMessage, ModelOutcome, Sampling } from "../../platform/models/adapter";
+import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
+import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./send";
+import { openExchange, replayTurn, type ChatDeps, type ModelCallOptions, type Turn } from "./exchange";
+import type { Credits } from "../account/credits";
+
+// ---------------------------------------------------------------------------------------
+// Chat completions for the OpenAI-compatible surface: the chat core over the messages the
+// caller sends, or, with a context id, over that context's stored history.
+// ---------------------------------------------------------------------------------------
+
+type ErrorStatus = ConstructorParameters<typeof ApiError>[0];
+
+/** An error that names OpenAI's `code` for it and the request field (`param`) it concerns. */
+export class OpenAiApiError extends ApiError {
+  constructor(
+    status: ErrorStatus,
+    message: string,
+    readonly code: string | null,
+    readonly param: string | null = null,
+  ) {
+    super(status, message);
+  }
+}
+
+/** A completion as stored for replays and shaped into OpenAI's reply by the route. */
+export interface Completion {
+  /** `chatcmpl-…` */
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  model: string;
+  content: string;
+  finishReason: NonNullable<ModelOutcome["finishReason"]>;
+  /** The provider's counts when it reports them, else an estimate. */
+  usage: { promptTokens: number; completionTokens: number };
+  /** The context the exchange was stored in, if one was named. */
+  contextId: string | null;
+  credits: Omit<Credits, "day">;
+}
+
+export interface CompletionInput {
+  principal: Principal;
+  modelId: string;
+  /** The conversation; with `contextId`, its system messages and its last (user) message. */
+  messages: ChatMessage[];
+  sampling: Sampling;
+  /** Continue this stored context: its history replaces the given earlier turns. */
+  contextId?: string;
+  idempotencyKey?: string;
+  requestId: string;
+}
+
+/** The model a request names; an unknown one is 404 `model_not_found`, as OpenAI answers. */
+export function knownModel(models: ModelRegistry, id: string): RegisteredModel {
+  const model = models.get(id);
+  if (model) return model;
+  const offered = models.list().filter((m) => m.available).map((m) => m.id);
+  throw new OpenAiApiError(
+    404,
+    `model '${excerpt(id)}' does not exist${offered.length > 0 ? `; available models: ${offered.join(", ")}` : ""} (GET /v1/models lists them)`,
+    "model_not_found",
+    "model",
+  );
+}
+
+/** The models a caller can use now, for GET /v1/models. */
+export function availableModels(models: ModelRegistry): RegisteredModel[] {
+  return models.list().filter((m) => m.available);
+}
+
+/** The meta of a completion, known from the start: its chunks carry it. */
+export interface CompletionMeta {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export type CompletionTurn = Turn<Completion> & { meta: CompletionMeta };
+
+/**
+ * A chat completion from the debit to the stored reply: checks the model (404 unknown,
+ * 503 not configured), then debits through the exchange core (402 with no credits left).
+ * Nothing is charged on any refusal.
+ */
+export async function sendCompletion(deps: ChatDeps, input: CompletionInput): Promise<CompletionTurn> {
+  knownModel(deps.models, input.modelId);
+  const fingerprint = await sha256Hex(
+    JSON.stringify(["POST /v1/chat/completions", input.modelId, input.messages, input.sampling, input.contextId ?? null]),
+  );
+  return input.contextId === undefined ? sendStateless(deps, input, fingerprint) : sendInContext(deps, input, input.contextId, fingerprint);
+}
+
+async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint: string): Promise<CompletionTurn> {
+  const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, fingerprint } : undefined;
+  const opened = await openExchange(deps, { principal: input.principal, modelId: input.modelId, idempotency, requestId: input.requestId });
+  if (opened.kind === "replay") return replayed(opened.body, input.messages.at(-1)?.content ?? "", deps.now());
+
+  const { exchange } = opened;
+  const tracker = trackOutcome(input.sampling);
+  const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
+  return {
+    replayed: false,
+    credits: exchange.credits,
+    meta,
+    events: (signal, stream) =>
+      exchange.run({
+        prompt: input.messages,
+        signal,
+        stream,
+        callOptions: tracker.callOptions,
+        settle: (content) => ({ contextId: null, reply: build(meta, content, tracker.outcome, input.messages, null, exchange.credits) }),
+      }),
+  };
+}
+
+/**
+ * With a context: the last message is the new user message, the context's stored history
+ * (as much as fits) stands in for the earlier turns, and the caller's system messages go
+ * first. The exchange is stored in the context, as POST /chat/send stores it.
+ */
+async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: string, fingerprint: string): Promise<CompletionTurn> {
+  const system = input.messages.filter((m) => m.role === "system");
+  const message = input.messages.at(-1)!.content;
+  let opening: ChatOpening;
+  try {
+    opening = await openChat(deps, {
+      principal: input.principal,
+      message,
+      modelId: input.modelId,
+      contextId,
+      idempotencyKey: input.idempotencyKey,
+      fingerprint,
+      requestId: input.requestId,
+    });
+  } catch (err) {
+    throw asContextError(err);
+  }
+  if (opening.kind === "replay") return replayed(opening.body, message, deps.now());
+
+  const { exchange } = opening;
+  const chat = opening;
+  const prompt = [...system, ...chat.prompt];
+  const tracker = trackOutcome(input.sampling);
+  const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
+  return {
+    replayed: false,
+    credits: exchange.credits,
+    meta,
+    events: (signal, stream) =>
+      exchange.run({
+        prompt,
+        signal,
+        stream,
+        callOptions: tracker.callOptions,
+        settle(content) {
+          const stored = chat.settle(content);
+          return { ...stored, reply: build(meta, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
+        },
+        explainStoreFailure: (err) => asContextError(chat.explainStoreFailure(err)),
+      }),
+  };
+}
+
+/** A stored reply: a completion, or a context's chat reply (stored so before this version). */
+function replayed(body: unknown, message: string, at: Date): CompletionTurn {
+  const completion = "response" in (body as object) ? fromChatReply(body as ChatReply, message, at) : (body as Completion);
+  return { ...replayTurn(completion, completion.content, completion.credits), meta: completion };
+}
+
+/** A 404 from the chat core here is always about the context. */
+function asContextError<E>(err: E): E | OpenAiApiError {
+  if (err instanceof ApiError && err.status === 404 && !(err instanceof OpenAiApiError)) {
+    return new OpenAiApiError(404, err.message, "context_not_found", "context_id");
+  }
+  return err;
+}
+
+function trackOutcome(sampling: Sampling) {
+  const tracker: { outcome: ModelOutcome; callOptions: ModelCallOptions } = {
+    outcome: {},
+    callOptions: { sampling, onOutcome: (outcome) => void (tracker.outcome = outcome) },
+  };
+  return tracker;
+}
+
+function build(
+  meta: { id: string; created: number; model: string },
+  content: string,
+  outcome: ModelOutcome,
+  prompt: ChatMessage[],
+  contextId: string | null,
+  credits: Omit<Credits, "day"> | Credits,
+): Completion {
+  const { day: _day, ...withoutDay } = credits as Credits;
+  return {
+    ...meta,
+    content,
+    finishReason: outcome.finishReason ?? "stop",
+    usage: outcome.usage ?? estimateUsage(prompt, content),
+    contextId,
+    credits: withoutDay,
+  };
+}
+
+/** A replay of a context completion: its stored reply, under a fresh id. */
+function fromChatReply(reply: ChatReply, message: string, at: Date): Completion {
+  return {
+    id: completionId(),
+    created: unixSeconds(at),
+    model: reply.model,
+    content: reply.response,
+    finishReason: "stop",
+    usage: estimateUsage([{ role: "user", content: message }], reply.response),
+    contextId: reply.contextId,
+    credits: reply.credits,
+  };
+}
+
+function estimateUsage(prompt: ChatMessage[], content: string) {
+  return {
+    promptTokens: prompt.reduce((sum, m) => sum + estimateTokens(m.content), 0),
+    completionTokens: Math.ceil(content.length / 3),
+  };
+}
+
+function completionId(): string {
+  return `chatcmpl-${encodeBase64url(crypto.getRandomValues(new Uint8Array(18)))}`;
+}
+
+function unixSeconds(at: Date): number {
+  return Math.floor(at.getTime() / 1000);
+}

@@ -1,0 +1,157 @@
+import { and, eq, lte, sql, type Placeholder, type SQL } from "drizzle-orm";
+import type { Config } from "../../platform/config";
+import { bound, perDb, type Db } from "../../platform/db";
+import type { Logger } from "../../platform/log";
+import { creditDays, creditHolds, idempotencyKeys } from "../../../schema/index";
+
+// ---------------------------------------------------------------------------------------
+// Credit holds. A chat charge is a hold: the row is written by the batch that debits,
+// and deleted by the batch that ends the exchange, either storing it (settled) or
+// refunding it (released). A process that dies between the two leaves its hold behind;
+// once it is older than the model timeout plus a margin, no live exchange can still own
+// it, and whoever sees it first (the user's next debit, the Node server's start, the
+// daily job) refunds it to the day it was charged on and frees its Idempotency-Key.
+// Every statement here is a query-builder statement, so it can join a batch on D1 too.
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Added to MODEL_TIMEOUT_MS before a hold counts as abandoned: covers the batch that
+ * stores a finished reply and the clocks of different nodes disagreeing a little.
+ */
+export const HOLD_MARGIN_MS = 5_000;
+
+/** The instant before which a hold belongs to an exchange that can no longer end by itself. */
+export function staleBefore(config: Pick<Config, "MODEL_TIMEOUT_MS">, now: Date): Date {
+  return new Date(now.getTime() - config.MODEL_TIMEOUT_MS - HOLD_MARGIN_MS);
+}
+
+type Value<T> = T | Placeholder;
+
+/**
+ * The hold of the debit just before it in the same batch: inserted only when that debit
+ * charged (`changes()` counts the rows the previous statement wrote), for `price`, the
+ * same expression the debit charged.
+ */
+export function holdStatement(
+  db: Db,
+  hold: { id: Value<string>; userId: Value<string>; day: Value<string>; price: SQL | Value<number>; createdAtMs: Value<number>; claimKey: Value<string | null> },
+) {
+  return db.insert(creditHolds).select(
+    db
+      .select({
+        id: sql<string>`${hold.id}`.as("id"),
+        userId: sql<string>`${hold.userId}`.as("user_id"),
+        day: sql<string>`${hold.day}`.as("day"),
+        credits: sql<number>`${hold.price}`.as("credits"),
+        createdAt: sql<Date>`${hold.createdAtMs}`.as("created_at"),
+        claimKey: sql<string | null>`${hold.claimKey}`.as("claim_key"),
+      })
+      .from(sql`(select 1)`)
+      .where(sql`changes() > 0`),
+  );
+}
+
+/** Statements that end one hold, built once per handle (see perDb). */
+const endStatements = perDb((db) => {
+  const id = sql.placeholder("holdId");
+  const userId = sql.placeholder("userId");
+  const day = sql.placeholder("day");
+  const credits = sql.placeholder("credits");
+  const held = sql`exists (select 1 from credit_holds where id = ${id})`;
+  return {
+    // A hold released while its exchange still ran (a stream that kept going past the
+    // timeout) is charged again as the exchange is stored: credits follow stored messages.
+    rechargeIfReleased: db
+      .insert(creditDays)
+      .select(
+        db
+          .select({ userId: sql<string>`${userId}`.as("user_id"), day: sql<string>`${day}`.as("day"), used: sql<number>`${credits}`.as("used") })
+          .from(sql`(select 1)`)
+          .where(sql`not ${held}`),
+      )
+      .onConflictDoUpdate({ target: [creditDays.userId, creditDays.day], set: { used: sql`${creditDays.used} + excluded.used` } })
+      .prepare(),
+    // Only a hold still there is refunded: one already released was refunded by its releaser.
+    refundIfHeld: db
+      .update(creditDays)
+      .set({ used: sql`${creditDays.used} - ${credits}` })
+      .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day), sql`${creditDays.used} >= ${credits}`, held))
+      .returning({ used: creditDays.used })
+      .prepare(),
+    remove: db.delete(creditHolds).where(eq(creditHolds.id, id)).prepare(),
+  };
+});
+
+export interface HeldCharge {
+  holdId: string;
+  userId: string;
+  day: string;
+  credits: number;
+}
+
+/** For the batch that stores the exchange: charge again if released meanwhile (first), and drop the hold (last). */
+export function settleHoldStatements(db: Db, hold: HeldCharge) {
+  const prepared = endStatements(db);
+  return { first: bound(prepared.rechargeIfReleased, { ...hold }), last: bound(prepared.remove, { holdId: hold.holdId }) };
+}
+
+/** Refunds the hold if it is still there, then drops it: one batch's statements, in order. */
+export function releaseHoldStatements(db: Db, hold: HeldCharge) {
+  const prepared = endStatements(db);
+  return [bound(prepared.refundIfHeld, { ...hold }), bound(prepared.remove, { holdId: hold.holdId })] as const;
+}
+
+/**
+ * Releases every hold created before `before` (of one user, or of all): refunds each to
+ * its day, frees the Idempotency-Key its exchange claimed, deletes it. Three statements
+ * that must run in this order, in one batch. The last returns the released holds.
+ */
+export function releaseStaleStatements(db: Db, scope: { userId?: Value<string>; before: Value<number> }) {
+  const { userId, before } = scope;
+  const staleOf = (owner: SQL, extra: SQL) =>
+    sql`select 1 from credit_holds h where h.user_id = ${owner} and h.created_at <= ${before} and ${extra}`;
+  const staleSum = sql`(select coalesce(sum(h.credits), 0) from credit_holds h where h.user_id = credit_days.user_id and h.day = credit_days.day and h.created_at <= ${before})`;
+  const refund = db
+    .update(creditDays)
+    .set({ used: sql`max(${creditDays.used} - ${staleSum}, 0)` })
+    .where(
+      and(
+        userId === undefined ? undefined : eq(creditDays.userId, userId),
+        sql`exists (${staleOf(sql`credit_days.user_id`, sql`h.day = credit_days.day`)})`,
+      ),
+    );
+  const freeClaims = db
+    .delete(idempotencyKeys)
+    .where(
+      and(
+        userId === undefined ? undefined : eq(idempotencyKeys.userId, userId),
+        eq(idempotencyKeys.status, 0),
+        sql`exists (${staleOf(
+          sql`idempotency_keys.user_id`,
+          sql`h.claim_key = idempotency_keys.key and json_extract(idempotency_keys.body, '$.pending') = h.id`,
+        )})`,
+      ),
+    );
+  const remove = db
+    .delete(creditHolds)
+    .where(and(userId === undefined ? undefined : eq(creditHolds.userId, userId), lte(creditHolds.createdAt, sql`${before}`)))
+    .returning({ id: creditHolds.id, userId: creditHolds.userId, day: creditHolds.day, credits: creditHolds.credits });
+  return [refund, freeClaims, remove] as const;
+}
+
+/**
+ * Releases the abandoned holds of all users (the Node server's start, the daily job).
+ * One batch. Returns how many were released.
+ */
+export async function releaseStaleHolds(deps: { db: Db; config: Pick<Config, "MODEL_TIMEOUT_MS">; now: () => Date; log: Logger }): Promise<number> {
+  const [refund, freeClaims, remove] = releaseStaleStatements(deps.db, { before: staleBefore(deps.config, deps.now()).getTime() });
+  const [, , released] = await deps.db.batch([refund, freeClaims, remove]);
+  if (released.length > 0) {
+    deps.log.warn("released abandoned credit holds", {
+      count: released.length,
+      credits: released.reduce((sum, h) => sum + h.credits, 0),
+      holds: released.map((h) => h.id),
+    });
+  }
+  return released.length;
+}

@@ -1,0 +1,212 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../platform/deps";
+import { ApiError, excerpt } from "../../platform/http/errors";
+import { describeZodError } from "../../platform/http/router";
+import { availableModels, knownModel, OpenAiApiError, sendCompletion } from "./completions";
+import { authenticatedRoute } from "../../platform/http/authenticated-route";
+import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
+import { replyWith, withReplyHeaders } from "./reply";
+import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages } from "./openai-wire";
+
+// ---------------------------------------------------------------------------------------
+// The OpenAI-compatible surface (/v1): its routes and OpenAI's error shape, over the chat
+// core; the request, reply and chunk shapes are in openai-wire.ts. See docs/openai-compatible.md.
+// ---------------------------------------------------------------------------------------
+
+/** `created` of every model in GET /v1/models: when this catalog was published. */
+const CATALOG_CREATED = Date.UTC(2026, 0, 1) / 1000;
+
+// --- errors ------------------------------------------------------------------------------
+
+export interface OpenAiErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+/**
+ * OpenAI's `type` and default `code` by status. The `openai` SDK picks its error class by
+ * status alone (400 BadRequestError, 401 AuthenticationError, 403 PermissionDeniedError,
+ * 404 NotFoundError, 409 ConflictError, 422 UnprocessableEntityError, 429 RateLimitError,
+ * 5xx InternalServerError, anything else the base APIError), so the statuses are the
+ * service's own; 402 stays 402 (an APIError whose code is `insufficient_quota`), which
+ * the SDK, unlike a 429, does not retry.
+ */
+const kinds: Record<number, { type: string; code: string | null }> = {
+  400: { type: "invalid_request_error", code: null },
+  401: { type: "authentication_error", code: "invalid_api_key" },
+  402: { type: "insufficient_quota", code: "insufficient_quota" },
+  403: { type: "permission_error", code: null },
+  404: { type: "not_found_error", code: null },
+  409: { type: "invalid_request_error", code: "idempotency_key_in_use" },
+  413: { type: "invalid_request_error", code: "request_too_large" },
+  415: { type: "invalid_request_error", code: "unsupported_media_type" },
+  422: { type: "invalid_request_error", code: "idempotency_key_reused" },
+  429: { type: "rate_limit_error", code: "rate_limit_exceeded" },
+  500: { type: "api_error", code: "internal_error" },
+  502: { type: "api_error", code: "upstream_error" },
+  503: { type: "api_error", code: "model_not_available" },
+  504: { type: "api_error", code: "upstream_timeout" },
+};
+
+export function openAiErrorBody(error: ApiError): OpenAiErrorBody {
+  const kind = kinds[error.status] ?? { type: error.status >= 500 ? "api_error" : "invalid_request_error", code: null };
+  const specific = error instanceof OpenAiApiError ? error : undefined;
+  return {
+    error: { message: error.message, type: kind.type, param: specific?.param ?? null, code: specific?.code ?? kind.code },
+  };
+}
+
+const OpenAiErrorSchema = z
+  .object({
+    error: z.object({
+      message: z.string().openapi({ example: "model 'gpt-5' does not exist; available models: svc-70b" }),
+      type: z.string().openapi({ example: "not_found_error" }),
+      param: z.string().nullable().openapi({ example: "model" }),
+      code: z.string().nullable().openapi({ example: "model_not_found" }),
+    }),
+  })
+  .openapi("OpenAiError");
+
+function openAiErrorResponses(...statuses: number[]) {
+  return Object.fromEntries(
+    statuses.map((s) => [s, { description: `OpenAI error (${kinds[s]?.type ?? "error"})`, content: { "application/json": { schema: OpenAiErrorSchema } } }]),
+  ) as Record<number, { description: string; content: { "application/json": { schema: typeof OpenAiErrorSchema } } }>;
+}
+
+/** `messages[2].content` for the path ["messages", 2, "content"]. */
+function paramOf(path: readonly PropertyKey[]): string | null {
+  if (path.length === 0) return null;
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
+}
+
+/** Like createRouter, but a validation failure names the field as OpenAI's `param`. */
+function createOpenAiRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const where = result.target === "json" ? "request body" : result.target;
+        throw new OpenAiApiError(400, describeZodError(result.error, where), null, paramOf(result.error.issues[0]?.path ?? []));
+      }
+    },
+  });
+}
+
+// --- models ------------------------------------------------------------------------------
+
+const OpenAiModelSchema = z
+  .object({
+    id: z.string().openapi({ example: "svc-70b" }),
+    object: z.literal("model"),
+    created: z.number().int().openapi({ example: CATALOG_CREATED }),
+    owned_by: z.string().openapi({ example: "svc", description: "The provider serving the model" }),
+  })
+  .openapi("OpenAiModel");
+
+const toOpenAiModel = (m: { id: string; provider: string }) => ({
+  id: m.id,
+  object: "model" as const,
+  created: CATALOG_CREATED,
+  owned_by: m.provider,
+});
+
+const listModels = authenticatedRoute({
+  method: "get",
+  path: "/models",
+  tags: ["openai"],
+  summary: "OpenAI-compatible: the models this server can call now",
+  responses: {
+    200: {
+      description: "OpenAI's model list",
+      content: { "application/json": { schema: z.object({ object: z.literal("list"), data: z.array(OpenAiModelSchema) }).openapi("OpenAiModelList") } },
+    },
+    ...openAiErrorResponses(401, 429, 500),
+  },
+}, { errorSchema: OpenAiErrorSchema });
+
+const getModel = authenticatedRoute({
+  method: "get",
+  path: "/models/{model}",
+  tags: ["openai"],
+  summary: "OpenAI-compatible: one model",
+  request: { params: z.object({ model: z.string().openapi({ example: "svc-70b" }) }) },
+  responses: {
+    200: { description: "The model", content: { "application/json": { schema: OpenAiModelSchema } } },
+    ...openAiErrorResponses(401, 404, 429, 500),
+  },
+}, { errorSchema: OpenAiErrorSchema });
+
+// --- chat completions --------------------------------------------------------------------
+
+const completionsRoute = authenticatedRoute({
+  method: "post",
+  path: "/chat/completions",
+  tags: ["openai"],
+  summary: "OpenAI-compatible chat completion",
+  description:
+    "OpenAI's chat completions protocol. Costs the model's credit price, like POST /chat/send: charged before the " +
+    "model is called, refunded if it fails. With `stream: true`, `chat.completion.chunk` events end with `data: [DONE]`.",
+  request: {
+    headers: IdempotencyHeaders,
+    body: { required: true, content: { "application/json": { schema: ChatCompletionRequestSchema } } },
+  },
+  responses: {
+    200: {
+      description: "The completion (JSON), or its chunks (text/event-stream)",
+      headers: CreditReplyHeaders,
+      content: {
+        "application/json": { schema: ChatCompletionSchema },
+        "text/event-stream": {
+          schema: z.string().openapi({
+            format: "event-stream",
+            description: "Server-sent events: `chat.completion.chunk` objects as `data:`, ending with `data: [DONE]`; a failure after the start is a `data:` event carrying an OpenAI error body",
+            example: 'data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"Water"}}]}\n\ndata: [DONE]\n\n',
+          }),
+        },
+      },
+    },
+    ...openAiErrorResponses(400, 401, 402, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504),
+  },
+}, { errorSchema: OpenAiErrorSchema });
+
+const unknownPath = (c: Context<AppEnv>): never => {
+  throw new OpenAiApiError(
+    404,
+    `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}; this surface serves GET /v1/models and POST /v1/chat/completions`,
+    "unknown_url",
+  );
+};
+
+export const openAiRoutes = createOpenAiRouter()
+  .openapi(listModels, (c) => c.json({ object: "list" as const, data: availableModels(c.get("deps").models).map(toOpenAiModel) }, 200))
+  .openapi(getModel, (c) => {
+    const { model: id } = c.req.valid("param");
+    const model = knownModel(c.get("deps").models, id);
+    if (!model.available) {
+      throw new OpenAiApiError(404, `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, "model_not_found", "model");
+    }
+    return c.json(toOpenAiModel(model), 200);
+  })
+  .openapi(completionsRoute, async (c) => {
+    const body = c.req.valid("json");
+    const turn = await sendCompletion(c.get("deps"), {
+      principal: c.get("principal"),
+      modelId: body.model,
+      messages: toChatMessages(body.messages),
+      sampling: samplingOf(body),
+      contextId: body.context_id,
+      idempotencyKey: c.req.valid("header")["idempotency-key"],
+      requestId: c.get("requestId"),
+    }).catch((err: unknown) => {
+      throw withReplyHeaders(err);
+    });
+    const chunks = completionChunks(turn.meta, body.stream_options?.include_usage === true);
+    return replyWith(c, turn, body.stream === true, {
+      body: completionBody,
+      started: () => [chunks.start()],
+      delta: chunks.delta,
+      done: chunks.end,
+      // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
+      error: (error) => ({ data: JSON.stringify(openAiErrorBody(error)) }),
+    });
+  })
+  .all("/*", unknownPath);

@@ -1,0 +1,97 @@
+import type { Context } from "hono";
+import { streamSSE, type SSEMessage } from "hono/streaming";
+import type { AppEnv } from "../../platform/deps";
+import { ApiError } from "../../platform/http/errors";
+import type { Credits } from "../account/credits";
+import { CreditsUsedUp, StillAnswering, type Turn } from "./exchange";
+import { waitUntil } from "../../platform/wait-until";
+
+// ---------------------------------------------------------------------------------------
+// A chat exchange on the wire, for /chat/send and /v1/chat/completions alike: the service
+// owns the exchange (debit, model, storage, refund); a route only picks the wire format.
+// ---------------------------------------------------------------------------------------
+
+/** X-Credits-Remaining and X-Credits-Reset for a reply. */
+export function creditHeaders(credits: Pick<Credits, "remaining" | "resetAt">): Record<string, string> {
+  return { "X-Credits-Remaining": String(credits.remaining), "X-Credits-Reset": credits.resetAt };
+}
+
+/** The exchange core's refusals with their reply headers: when to retry, and the credits. */
+export function withReplyHeaders(err: unknown): unknown {
+  if (err instanceof CreditsUsedUp) {
+    return new ApiError(402, err.message, { "Retry-After": String(err.retryAfterSeconds), ...creditHeaders(err.credits) });
+  }
+  if (err instanceof StillAnswering) return new ApiError(409, err.message, { "Retry-After": String(err.retryAfterSeconds) });
+  return err;
+}
+
+/** How one surface writes a reply: whole as JSON, or as server-sent events. */
+export interface WireFormat<R> {
+  /** The JSON body of a whole reply. */
+  body(reply: R): unknown;
+  /** Events before the first piece of a stream. */
+  started(): SSEMessage[];
+  delta(text: string): SSEMessage;
+  /** Events that end a stream, once the exchange is stored. */
+  done(reply: R): SSEMessage[];
+  /** The event that ends a stream that failed after it began. */
+  error(error: ApiError): SSEMessage;
+}
+
+/**
+ * Answers with a turn's reply: JSON, or a stream that starts once the model has accepted
+ * the request (so a failure before that is an ordinary error reply). A stream's failure
+ * after that is its last event. A client that leaves mid-stream cancels the exchange,
+ * which releases its charge; a model that had finished is stored and charged.
+ */
+export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: boolean, wire: WireFormat<R>): Promise<Response> {
+  if (turn.replayed) c.header("Idempotent-Replayed", "true");
+  // Only on a reply that goes ahead: a failure before it is refunded, and an error reply
+  // carrying the charged count would tell the client a credit was spent.
+  const chargedHeaders = () => {
+    for (const [name, value] of Object.entries(creditHeaders(turn.credits))) c.header(name, value);
+  };
+  // The client leaving shows as this signal (Node) or the response being cancelled.
+  const left = c.get("deps").clientGone?.(c) ?? c.req.raw.signal;
+  if (!stream) {
+    for await (const event of turn.events(left, false)) {
+      if (event.type === "done") {
+        chargedHeaders();
+        return c.json(wire.body(event.reply) as object, 200);
+      }
+    }
+    throw new Error("the exchange ended without its reply");
+  }
+
+  const gone = new AbortController();
+  if (left.aborted) gone.abort(left.reason);
+  else left.addEventListener("abort", () => gone.abort(left.reason), { once: true });
+  const events = turn.events(gone.signal, true);
+  const first = await events.next();
+  chargedHeaders();
+  const { log } = c.get("deps");
+  const requestId = c.get("requestId");
+
+  const relay = async (sse: { writeSSE(m: SSEMessage): Promise<void>; aborted: boolean }) => {
+    try {
+      for (let next = first; !next.done; next = await events.next()) {
+        const event = next.value;
+        const messages = event.type === "started" ? wire.started() : event.type === "delta" ? [wire.delta(event.text)] : wire.done(event.reply);
+        for (const message of messages) await sse.writeSSE(message);
+      }
+    } catch (err) {
+      const error = err instanceof ApiError ? err : new ApiError(500, `internal error; quote request id ${requestId} when reporting it`);
+      if (!(err instanceof ApiError)) log.error("chat stream failed", { requestId, err });
+      if (!sse.aborted) await sse.writeSSE(wire.error(error));
+    } finally {
+      await events.return(undefined); // an exchange left unread is released
+    }
+  };
+
+  return streamSSE(c, async (sse) => {
+    sse.onAbort(() => gone.abort(new DOMException("the client went away", "AbortError")));
+    const work = relay(sse);
+    waitUntil(c, work);
+    await work;
+  });
+}

@@ -1,0 +1,112 @@
+import { z } from "@hono/zod-openapi";
+import type { SSEMessage } from "hono/streaming";
+import { ApiError, type ErrorBody } from "../../platform/http/errors";
+import { createRouter } from "../../platform/http/router";
+import { sendChat, type ChatReply } from "./send";
+import { CreditsSchema } from "../account/credits-routes";
+import { authenticatedRoute } from "../../platform/http/authenticated-route";
+import { errorResponses } from "../../platform/http/error-responses";
+import { replyWith, withReplyHeaders, type WireFormat } from "./reply";
+
+const MAX_MESSAGE_CHARS = 32_000;
+
+const ChatSendSchema = z
+  .object({
+    message: z
+      .string()
+      // A message with nothing but whitespace asks the model nothing: refused, and the
+      // document says so (the pattern).
+      .regex(/\S/, "must not be empty or blank")
+      // Characters, not UTF-16 units: an emoji counts once.
+      .refine((m) => [...m].length <= MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`)
+      .openapi({ example: "How often should I water a monstera?", minLength: 1, maxLength: MAX_MESSAGE_CHARS }),
+    model: z.string().min(1).max(100).optional().openapi({ example: "svc-70b", description: "Default: the caller's default model, else svc-70b" }),
+    contextId: z.string().min(1).max(100).optional().openapi({ description: "Continue this context; omit to start a new one" }),
+    stream: z.boolean().optional().openapi({ description: "Reply as text/event-stream" }),
+  })
+  .openapi("ChatSend");
+
+/** The optional Idempotency-Key of a charged request (here and on /v1). */
+export const IdempotencyHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, "must be 1..255 visible ASCII characters")
+    .optional()
+    .openapi({ description: "A retry with the same key within 24 h returns the first reply, uncharged" }),
+});
+
+/** The credit headers of a charged reply (here and on /v1). */
+export const CreditReplyHeaders = z.object({
+  "X-Credits-Remaining": z.string().openapi({ example: "499" }),
+  "X-Credits-Reset": z.string().openapi({ example: "2026-11-23T00:00:00.000Z" }),
+});
+
+const ChatReplySchema = z
+  .object({
+    response: z.string(),
+    model: z.string().openapi({ example: "svc-70b" }),
+    contextId: z.string(),
+    credits: CreditsSchema,
+  })
+  .openapi("ChatReply");
+
+const send = authenticatedRoute({
+  method: "post",
+  path: "/chat/send",
+  tags: ["chat"],
+  summary: "Send a message to a model, in a new or an existing context",
+  description:
+    "Costs the model's credit price, charged before the model is called and refunded if it fails. " +
+    "With `stream: true` the reply is `text/event-stream`: `data: {\"delta\"}` events, then `event: done` " +
+    "with the reply without `response` (or `event: error` with an Error body, nothing charged).",
+  request: {
+    headers: IdempotencyHeaders,
+    body: { required: true, content: { "application/json": { schema: ChatSendSchema } } },
+  },
+  responses: {
+    200: {
+      description: "The reply (JSON), or its stream (text/event-stream)",
+      headers: CreditReplyHeaders,
+      content: {
+        "application/json": { schema: ChatReplySchema },
+        "text/event-stream": {
+          schema: z.string().openapi({
+            format: "event-stream",
+            description: "Server-sent events: `data: {\"delta\":\"…\"}` pieces, then `event: done` with the reply without `response`, or `event: error` with an Error body",
+            example: 'data: {"delta":"Water it"}\n\nevent: done\ndata: {...}\n\n',
+          }),
+        },
+      },
+    },
+    ...errorResponses(400, 401, 402, 404, 409, 413, 415, 422, 502, 503, 504),
+  },
+});
+
+const errorEvent = (error: ApiError): SSEMessage => ({
+  event: "error",
+  data: JSON.stringify({ error: error.status, message: error.message } satisfies ErrorBody),
+});
+
+/** /chat/send's wire format: the reply as JSON, or `data: {delta}` events and `event: done` with the reply without `response`. */
+const chatWire: WireFormat<ChatReply> = {
+  body: (reply) => reply,
+  started: () => [],
+  delta: (delta) => ({ data: JSON.stringify({ delta }) }),
+  done: ({ response: _response, ...rest }) => [{ event: "done", data: JSON.stringify(rest) }],
+  error: errorEvent,
+};
+
+export const chatRoutes = createRouter().openapi(send, async (c) => {
+  const { message, model, contextId, stream } = c.req.valid("json");
+  const turn = await sendChat(c.get("deps"), {
+    principal: c.get("principal"),
+    message,
+    modelId: model,
+    contextId,
+    idempotencyKey: c.req.valid("header")["idempotency-key"],
+    requestId: c.get("requestId"),
+  }).catch((err: unknown) => {
+    throw withReplyHeaders(err);
+  });
+  return replyWith(c, turn, stream === true, chatWire);
+});

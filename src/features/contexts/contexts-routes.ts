@@ -1,0 +1,242 @@
+import { z } from "@hono/zod-openapi";
+import { ApiError, excerpt } from "../../platform/http/errors";
+import { createRouter } from "../../platform/http/router";
+import { createContext, deleteContext, getContext, listContexts, updateContext, type GroupFilter } from "./contexts";
+import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "./search";
+import { authenticatedRoute } from "../../platform/http/authenticated-route";
+import { encodeCursor, pageQuery } from "../../platform/http/paging";
+import { intQuery } from "../../platform/http/query";
+import { serviceId } from "../../platform/http/service-id";
+import { text } from "../../platform/http/text";
+
+const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
+
+export const ContextSchema = z
+  .object({
+    id: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
+    name: z.string().openapi({ example: "Repotting the monstera" }),
+    groupId: serviceId("grp", "grp_Jx0vN2b4QmS8cD1eF5gH7w").nullable(),
+    messageCount: z.number().int().openapi({ example: 12 }),
+    createdAt: iso,
+    updatedAt: iso,
+  })
+  .openapi("Context");
+
+const MessageSchema = z
+  .object({
+    id: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA"),
+    role: z.enum(["user", "assistant"]),
+    content: z.string(),
+    model: z.string().optional().openapi({ example: "svc-70b" }),
+    createdAt: iso,
+  })
+  .openapi("Message");
+
+const ContextWithMessagesSchema = ContextSchema.extend({
+  messages: z.array(MessageSchema).openapi({ description: "Oldest first" }),
+  nextBefore: z.string().nullable().openapi({
+    description: "Pass as `before` to get the messages before these; null when these are the oldest",
+  }),
+}).openapi("ContextWithMessages");
+
+const contextName = text(1, 200, { trim: true, message: "must be 1..200 characters (not counting spaces around it)" }).openapi({
+  example: "Repotting the monstera",
+});
+
+/** Ids are this service's (`ctx_…`, `grp_…`); anything up to 100 characters is looked up, and is 404 if it is none. */
+export const Id = z.string().min(1).max(100);
+
+const idParam = z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }) });
+const groupId = Id.openapi({ example: "grp_Jx0vN2b4QmS8cD1eF5gH7w" });
+
+const listRoute = authenticatedRoute({
+  method: "get",
+  path: "/contexts",
+  tags: ["contexts"],
+  summary: "List the caller's contexts, most recently updated first",
+  request: {
+    query: pageQuery(100, 20).extend({
+      groupId: groupId.optional().openapi({ description: "Only the contexts in this group; `none` for those in no group" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "A page of contexts; `nextCursor` is null on the last page",
+      content: {
+        "application/json": {
+          schema: z.object({ items: z.array(ContextSchema), nextCursor: z.string().nullable() }).openapi("ContextPage"),
+        },
+      },
+    },
+  },
+}, { errors: [404] });
+
+const createContextRoute = authenticatedRoute({
+  method: "post",
+  path: "/contexts",
+  tags: ["contexts"],
+  summary: "Create an empty context",
+  request: {
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.object({ name: contextName, groupId: groupId.nullable().optional() }).openapi("NewContext"),
+        },
+      },
+    },
+  },
+  responses: {
+    201: { description: "The context", content: { "application/json": { schema: ContextSchema } } },
+  },
+}, { errors: [404] });
+
+// The search words rule as a pattern for the document: 1..MAX_QUERY_TERMS runs of
+// non-space, non-control characters that hold a letter or digit, among any others.
+const SEP = "[\\s\\p{Cc}]";
+const NOISE = "[^\\s\\p{Cc}\\p{L}\\p{N}]";
+const WORD = `${NOISE}*[\\p{L}\\p{N}][^\\s\\p{Cc}]*`;
+const SEARCH_WORDS =
+  `^${SEP}*(?:${NOISE}+${SEP}+)*${WORD}` +
+  `(?:${SEP}+(?:${NOISE}+${SEP}+)*${WORD}){0,${MAX_QUERY_TERMS - 1}}(?:${SEP}+${NOISE}+)*${SEP}*$`;
+
+const searchRoute = authenticatedRoute({
+  method: "get",
+  path: "/contexts/search",
+  tags: ["contexts"],
+  summary: "Full-text search over the caller's messages and context names, best match first",
+  description:
+    "Every word of `q` must occur (in any order, any case, accents ignored, English stems matched). " +
+    "Quotes, operators and punctuation are searched as text. Matched words are marked `**` in the snippet.",
+  request: {
+    query: z.object({
+      q: text(0, MAX_QUERY_LENGTH)
+        .refine((q) => searchTerms(q).length > 0, "must contain at least one word with a letter or digit")
+        .refine((q) => searchTerms(q).length <= MAX_QUERY_TERMS, `must hold at most ${MAX_QUERY_TERMS} words`)
+        .openapi({
+          example: "repot monstera",
+          pattern: SEARCH_WORDS,
+          description: `1 to ${MAX_QUERY_TERMS} words, a word being a run of non-space characters that holds a letter or digit`,
+        }),
+      limit: intQuery(1, 50, 20),
+    }),
+  },
+  responses: {
+    200: {
+      description: "Hits, best first. `messageId` is null when the context's name matched",
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              items: z.array(
+                z.object({
+                  contextId: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
+                  contextName: z.string(),
+                  messageId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA").nullable(),
+                  snippet: z.string().openapi({ example: "…when to **repot** a **monstera**: in spring…" }),
+                  createdAt: iso,
+                }),
+              ),
+            })
+            .openapi("SearchResults"),
+        },
+      },
+    },
+  },
+});
+
+const getRoute = authenticatedRoute({
+  method: "get",
+  path: "/contexts/{id}",
+  tags: ["contexts"],
+  summary: "A context with its latest messages (or those before `before`), oldest first",
+  request: {
+    params: idParam,
+    query: z.object({
+      limit: intQuery(1, 500, 100),
+      before: Id.optional().openapi({ description: "A message id: return the messages before it" }),
+    }),
+  },
+  responses: {
+    200: { description: "The context", content: { "application/json": { schema: ContextWithMessagesSchema } } },
+  },
+}, { errors: [404] });
+
+const patchRoute = authenticatedRoute({
+  method: "patch",
+  path: "/contexts/{id}",
+  tags: ["contexts"],
+  summary: "Rename a context, or move it into a group (or out of one with null)",
+  request: {
+    params: idParam,
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ name: contextName.optional(), groupId: groupId.nullable().optional() })
+            .refine((p) => p.name !== undefined || p.groupId !== undefined, "send name, groupId or both")
+            .openapi("ContextPatch", { anyOf: [{ required: ["name"] }, { required: ["groupId"] }] }),
+        },
+      },
+    },
+  },
+  responses: {
+    200: { description: "The context", content: { "application/json": { schema: ContextSchema } } },
+  },
+}, { errors: [404] });
+
+const deleteRoute = authenticatedRoute({
+  method: "delete",
+  path: "/contexts/{id}",
+  tags: ["contexts"],
+  summary: "Delete a context with its messages, search entries and share link",
+  request: { params: idParam },
+  responses: { 204: { description: "Deleted" } },
+}, { errors: [404] });
+
+const contextNotFound = (id: string) => new ApiError(404, `context ${excerpt(id)} not found`);
+const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found; list your groups with GET /groups`);
+
+// /contexts/search is registered before /contexts/{id}, which would otherwise take it.
+export const contextRoutes = createRouter()
+  .openapi(searchRoute, async (c) => {
+    const { q, limit } = c.req.valid("query");
+    return c.json({ items: await searchContexts(c.get("deps").db, c.get("principal").userId, q, limit) }, 200);
+  })
+  .openapi(listRoute, async (c) => {
+    const { limit, cursor: after, groupId } = c.req.valid("query");
+    const filter: GroupFilter =
+      groupId === undefined ? { kind: "all" } : groupId === "none" ? { kind: "ungrouped" } : { kind: "group", groupId };
+    const page = await listContexts(c.get("deps").db, c.get("principal").userId, { limit, after, filter });
+    if (!page) throw groupNotFound(groupId!);
+    return c.json({ items: page.items, nextCursor: page.next && encodeCursor(page.next) }, 200);
+  })
+  .openapi(createContextRoute, async (c) => {
+    const { db, now } = c.get("deps");
+    const input = c.req.valid("json");
+    const context = await createContext(db, c.get("principal"), input, now());
+    if (!context) throw groupNotFound(input.groupId!);
+    return c.json(context, 201);
+  })
+  .openapi(getRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const { limit, before } = c.req.valid("query");
+    const result = await getContext(c.get("deps").db, c.get("principal").userId, id, { limit, before });
+    if (result.found) return c.json(result.context, 200);
+    if (result.missing === "context") throw contextNotFound(id);
+    throw new ApiError(400, `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
+  })
+  .openapi(patchRoute, async (c) => {
+    const { db, now } = c.get("deps");
+    const { id } = c.req.valid("param");
+    const patch = c.req.valid("json");
+    const result = await updateContext(db, c.get("principal").userId, id, patch, now());
+    if (result.found) return c.json(result.context, 200);
+    throw result.missing === "context" ? contextNotFound(id) : groupNotFound(patch.groupId!);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    if (!(await deleteContext(c.get("deps").db, c.get("principal").userId, id))) throw contextNotFound(id);
+    return c.body(null, 204);
+  });

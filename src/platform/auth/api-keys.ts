@@ -1,0 +1,64 @@
+import { and, eq, isNull, lte, or } from "drizzle-orm";
+import type { Db } from "../db";
+import { apiKeys } from "../../../schema/index";
+import { randomId, sha256Hex } from "../encoding";
+
+/** Every API key starts with this, which is how a Bearer credential is told from a JWT. */
+export const API_KEY_PREFIX = "sk_";
+/** How much of a key is kept in clear to let its owner recognise it. */
+const VISIBLE_CHARS = 8;
+/** lastUsedAt is refreshed at most this often, so using a key is not a write per request. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function isApiKey(credential: string): boolean {
+  return credential.startsWith(API_KEY_PREFIX);
+}
+
+/** A new secret (192 random bits), its stored hash, and its visible prefix. */
+export async function generateApiKey(): Promise<{ key: string; hash: string; prefix: string }> {
+  const key = randomId("sk", 24);
+  return { key, hash: await hashApiKey(key), prefix: key.slice(0, API_KEY_PREFIX.length + VISIBLE_CHARS) };
+}
+
+/**
+ * Keys carry 192 random bits, so a plain SHA-256 is as strong as a slow hash here, and
+ * looking the hash up by index leaks nothing about the secret's bytes.
+ */
+export function hashApiKey(key: string): Promise<string> {
+  return sha256Hex(key);
+}
+
+export interface ApiKeyOwner {
+  keyId: string;
+  userId: string;
+  lastUsedAt: Date | null;
+}
+
+/** The live key with this secret, or null. One indexed read. */
+export async function findApiKey(db: Db, key: string): Promise<ApiKeyOwner | null> {
+  const [row] = await db
+    .select({ keyId: apiKeys.id, userId: apiKeys.userId, lastUsedAt: apiKeys.lastUsedAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.hash, await hashApiKey(key)))
+    .limit(1);
+  return row ?? null;
+}
+
+/** Whether a use of this key at `now` should be recorded (lastUsedAt is older than the resolution). */
+function isStale(owner: ApiKeyOwner, now: Date): boolean {
+  return !owner.lastUsedAt || now.getTime() - owner.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS;
+}
+
+/**
+ * Records use of a key when its lastUsedAt is older than the resolution: no write at all
+ * for most requests, and the condition is repeated in SQL so that concurrent requests
+ * racing past the first check still record one use, not one each.
+ */
+export async function touchApiKey(db: Db, owner: ApiKeyOwner, now: Date): Promise<void> {
+  if (!isStale(owner, now)) return;
+  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: now })
+    .where(and(eq(apiKeys.id, owner.keyId), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, staleBefore))));
+}

@@ -1,0 +1,116 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../deps";
+import { ApiError } from "../http/errors";
+import { waitUntil } from "../wait-until";
+import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
+import { clientKey } from "./rate-limit";
+import { userIdFor } from "./identity";
+import { DiscoveryError, InvalidTokenError, type Identity } from "./jwt";
+
+/**
+ * A 401 with its RFC 6750 challenge: no error code when no credential came, else
+ * `invalid_request` (malformed) or `invalid_token` (refused), so clients know to re-login.
+ */
+function unauthorized(message: string, error?: "invalid_request" | "invalid_token"): ApiError {
+  const challenge = error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"';
+  return new ApiError(401, message, { "WWW-Authenticate": challenge });
+}
+
+/**
+ * Accepts an identity-provider JWT (`Authorization: Bearer <jwt>`) or an API key
+ * (`X-API-Key: <key>` or `Authorization: Bearer sk_…`). A JWT costs no database round
+ * trip; an API key costs one indexed read.
+ */
+export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const { db, verifyJwt, now, log, rateLimiter } = c.get("deps");
+
+  let key: Awaited<ReturnType<typeof findApiKey>> = null;
+  try {
+    const credential = readCredential(c.req.header("X-API-Key"), c.req.header("Authorization"));
+    if (credential.kind === "api-key") {
+      key = await findApiKey(db, credential.value);
+      if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
+      c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
+    } else {
+      let identity: Identity;
+      try {
+        identity = await verifyJwt(credential.value);
+      } catch (err) {
+        if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
+        if (err instanceof DiscoveryError) throw new ApiError(503, err.message, { "Retry-After": "10" });
+        throw err;
+      }
+      c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
+    }
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) await countFailure(c);
+    throw err;
+  }
+
+  const verdict = rateLimiter.take(c.get("principal").userId, now());
+  if (!verdict.ok) {
+    throw new ApiError(
+      429,
+      `too many requests: at most ${rateLimiter.perMinute} a minute per user; retry in ${verdict.retryAfterSeconds} s`,
+      { "Retry-After": String(verdict.retryAfterSeconds) },
+    );
+  }
+
+  if (key) {
+    const { keyId } = key;
+    const touched = touchApiKey(db, key, now()).catch((err) => log.warn("could not record API key use", { keyId, err }));
+    if (!waitUntil(c, touched)) {
+      // On Node the write runs alongside the handler and is awaited before the reply, so a
+      // key's lastUsedAt is settled by the time its caller can ask for it (GET /keys).
+      await next();
+      await touched;
+      return;
+    }
+  }
+  await next();
+});
+
+/**
+ * Counts a refused credential against the client's address, and answers 429 instead of
+ * 401 past AUTH_FAILURES_PER_MINUTE. Only failures count, so whoever holds a valid
+ * credential is never slowed by what others at the same address get wrong; a request with
+ * no credential at all is not a failure (a browser before login).
+ */
+async function countFailure(c: Context<AppEnv>): Promise<void> {
+  if (c.req.header("X-API-Key") === undefined && c.req.header("Authorization") === undefined) return;
+  const { authFailureLimiter, clientAddress, now } = c.get("deps");
+  const client = clientAddress?.(c);
+  if (!client) return;
+  const verdict = await authFailureLimiter.take(clientKey(client), now());
+  if (!verdict.ok) {
+    throw new ApiError(
+      429,
+      `too many failed authentications from this address; check the credential, then retry in ${verdict.retryAfterSeconds} s`,
+      { "Retry-After": String(verdict.retryAfterSeconds) },
+    );
+  }
+}
+
+/** For what only a signed-in person may do (managing API keys): an API key gets 403. */
+export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.get("principal")?.via !== "jwt") {
+    throw new ApiError(403, "API keys cannot manage API keys; sign in with your identity provider's access token");
+  }
+  await next();
+});
+
+function readCredential(apiKeyHeader: string | undefined, authorization: string | undefined) {
+  if (apiKeyHeader !== undefined) {
+    const value = apiKeyHeader.trim();
+    if (!isApiKey(value)) throw unauthorized("the X-API-Key header does not hold an API key (they start with sk_)", "invalid_request");
+    return { kind: "api-key" as const, value };
+  }
+  if (authorization === undefined) {
+    throw unauthorized("authentication required: log in and send 'Authorization: Bearer <token>', or provide an API key in X-API-Key");
+  }
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+  if (!match) throw unauthorized("the Authorization header must be 'Bearer <token>'", "invalid_request");
+  const value = match[1]!;
+  return { kind: isApiKey(value) ? ("api-key" as const) : ("jwt" as const), value };
+}

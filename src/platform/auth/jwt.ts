@@ -1,0 +1,262 @@
+import {
+  createRemoteJWKSet,
+  errors,
+  importJWK,
+  importSPKI,
+  jwtVerify,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type CryptoKey,
+} from "jose";
+
+/** What a verified token tells about the login. */
+export interface Identity {
+  issuer: string;
+  subject: string;
+  email?: string;
+  wallet?: string;
+  name?: string;
+  /** The `picture` claim (social logins): a URL the profile's avatar starts as. */
+  picture?: string;
+}
+
+export type JwtKeySource =
+  | { kind: "jwks"; url: string }
+  | { kind: "oidc"; issuer: string } // the JWKS named by the issuer's discovery document
+  | { kind: "public-key"; key: string } // PEM (SPKI) or a JWK as JSON
+  | { kind: "jwk"; jwk: JWK } // the Node server's local login key
+  | { kind: "hs256"; secret: string };
+
+export interface JwtVerifierOptions {
+  source: JwtKeySource;
+  issuer?: string;
+  audience?: string;
+}
+
+export type JwtVerifier = (token: string) => Promise<Identity>;
+
+/** Why a token was refused, in words safe to show the caller (never the token). */
+export class InvalidTokenError extends Error {
+  override name = "InvalidTokenError";
+}
+
+const ASYMMETRIC = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
+// Order matters only for speed: the first algorithm a PEM key imports under is the one pinned.
+const PEM_CANDIDATES = ["ES256", "ES384", "ES512", "RS256", "EdDSA"];
+
+/**
+ * Builds a verifier with the algorithms pinned to the key source: a JWKS or public key
+ * accepts only asymmetric algorithms, a shared secret only HS256, and `none` never.
+ */
+export async function createJwtVerifier(options: JwtVerifierOptions): Promise<JwtVerifier> {
+  // Key import errors surface here, at startup, not as 401s later.
+  const source = keyFor(options.source);
+  const key = await source.key;
+  const algorithms = await source.algorithms;
+  const verified = new VerifiedTokenCache();
+  return async (token) => {
+    const cached = verified.get(token);
+    if (cached) return cached;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, key as JWTVerifyGetKey, {
+        algorithms,
+        issuer: options.issuer,
+        audience: options.audience,
+        requiredClaims: ["exp", "sub"],
+        clockTolerance: 5,
+      }));
+    } catch (err) {
+      if (err instanceof DiscoveryError) throw err;
+      throw new InvalidTokenError(reason(err));
+    }
+    // jose checks that sub and iss are present, not what they are: the user's identity is
+    // (iss, sub), so both must be plain, non-empty strings, without the NUL that joins them
+    // into one (src/platform/auth/identity.ts) and that the database cannot read back.
+    if (typeof payload.sub !== "string" || payload.sub === "" || payload.sub.length > 255 || payload.sub.includes("\u0000")) {
+      throw new InvalidTokenError('the access token\'s "sub" claim must be a non-empty string of at most 255 characters, without U+0000');
+    }
+    if (payload.iss !== undefined && (typeof payload.iss !== "string" || payload.iss.length > 255 || payload.iss.includes("\u0000"))) {
+      throw new InvalidTokenError('the access token\'s "iss" claim must be a string of at most 255 characters, without U+0000');
+    }
+    const identity = identityOf(payload);
+    verified.set(token, identity, payload);
+    return identity;
+  };
+}
+
+/**
+ * Tokens already verified, so that a client reusing its access token does not pay for a
+ * signature check (~0.25 ms for ES256) on every request. A token is immutable, so only
+ * time can change the verdict: an entry lives until the token's exp, at most five minutes,
+ * and only once its nbf has passed. Bounded; losing it costs only a re-verification.
+ */
+class VerifiedTokenCache {
+  private static readonly MAX_ENTRIES = 10_000;
+  private static readonly MAX_AGE_MS = 5 * 60_000;
+  private readonly entries = new Map<string, { identity: Identity; until: number }>();
+
+  get(token: string): Identity | undefined {
+    const entry = this.entries.get(token);
+    if (!entry) return undefined;
+    if (Date.now() >= entry.until) {
+      this.entries.delete(token);
+      return undefined;
+    }
+    return entry.identity;
+  }
+
+  set(token: string, identity: Identity, payload: JWTPayload): void {
+    const now = Date.now();
+    if (payload.nbf !== undefined && payload.nbf * 1000 > now) return;
+    const until = Math.min((payload.exp ?? 0) * 1000, now + VerifiedTokenCache.MAX_AGE_MS);
+    if (until <= now) return;
+    // Map keeps insertion order: dropping the first entry drops the oldest.
+    if (this.entries.size >= VerifiedTokenCache.MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(token, { identity, until });
+  }
+}
+
+function keyFor(source: JwtKeySource): {
+  key: Promise<CryptoKey | Uint8Array | JWTVerifyGetKey>;
+  algorithms: Promise<string[]>;
+} {
+  switch (source.kind) {
+    case "jwks": {
+      // jose caches the key set and refetches it (rate limited) when a new `kid` appears.
+      const jwks = createRemoteJWKSet(new URL(source.url), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
+      return { key: Promise.resolve(jwks), algorithms: Promise.resolve(ASYMMETRIC) };
+    }
+    case "oidc":
+      return { key: Promise.resolve(discoveredKeySet(source.issuer)), algorithms: Promise.resolve(ASYMMETRIC) };
+    case "hs256":
+      return { key: Promise.resolve(new TextEncoder().encode(source.secret)), algorithms: Promise.resolve(["HS256"]) };
+    case "jwk":
+      return importPinned(source.jwk);
+    case "public-key": {
+      const text = source.key.trim();
+      if (text.startsWith("{")) return importPinned(JSON.parse(text) as JWK);
+      const imported = importPem(text.replace(/\\n/g, "\n"));
+      return { key: imported.then((k) => k.key), algorithms: imported.then((k) => [k.alg]) };
+    }
+  }
+}
+
+/**
+ * The issuer's discovery document cannot be had: the token may well be good, so this is the
+ * service's trouble (a 503), not a reason to send the person back through login.
+ */
+export class DiscoveryError extends Error {
+  override name = "DiscoveryError";
+}
+
+/**
+ * The key set of an OpenID Connect issuer: its discovery document names `jwks_uri`, which
+ * jose then fetches and caches as for AUTH_JWKS_URL. Discovery happens on the first token,
+ * not at startup (the provider may start later), and is remembered once it succeeds; a
+ * failure is remembered for a short cooldown, so a down provider costs one fetch per
+ * cooldown rather than one per request.
+ */
+function discoveredKeySet(issuer: string): JWTVerifyGetKey {
+  const COOLDOWN_MS = 10_000;
+  let keySet: Promise<JWTVerifyGetKey> | undefined;
+  let failedAt = 0;
+  const discover = async (): Promise<JWTVerifyGetKey> => {
+    const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+    let document: { jwks_uri?: unknown };
+    try {
+      const res = await fetch(url, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(5000) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      document = (await res.json()) as { jwks_uri?: unknown };
+    } catch (err) {
+      throw new DiscoveryError(`the identity provider's discovery document (${url}) could not be fetched: ${err instanceof Error ? err.message : err}; try again shortly`);
+    }
+    if (typeof document.jwks_uri !== "string" || !/^https?:\/\//.test(document.jwks_uri)) {
+      throw new DiscoveryError(`the identity provider's discovery document (${url}) names no jwks_uri`);
+    }
+    return createRemoteJWKSet(new URL(document.jwks_uri), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
+  };
+  return async (header, token) => {
+    if (!keySet && Date.now() - failedAt < COOLDOWN_MS) {
+      throw new DiscoveryError("the identity provider's discovery document could not be fetched; try again shortly");
+    }
+    keySet ??= discover().catch((err) => {
+      keySet = undefined;
+      failedAt = Date.now();
+      throw err;
+    });
+    return (await keySet)(header, token);
+  };
+}
+
+function importPinned(jwk: JWK) {
+  const alg = jwk.alg ?? algForJwk(jwk);
+  if (!ASYMMETRIC.includes(alg)) throw new Error(`the configured JWK's algorithm ${alg} is not an asymmetric JWS algorithm`);
+  return { key: importJWK({ ...jwk, d: undefined }, alg) as Promise<CryptoKey>, algorithms: Promise.resolve([alg]) };
+}
+
+function algForJwk(jwk: JWK): string {
+  if (jwk.kty === "EC") return ({ "P-256": "ES256", "P-384": "ES384", "P-521": "ES512" } as Record<string, string>)[jwk.crv ?? ""] ?? "ES256";
+  if (jwk.kty === "OKP") return "EdDSA";
+  if (jwk.kty === "RSA") return "RS256";
+  throw new Error(`the configured JWK has unsupported key type ${jwk.kty}`);
+}
+
+async function importPem(pem: string): Promise<{ key: CryptoKey; alg: string }> {
+  for (const alg of PEM_CANDIDATES) {
+    try {
+      return { key: await importSPKI(pem, alg), alg };
+    } catch {
+      // not this key type; try the next
+    }
+  }
+  throw new Error("AUTH_PUBLIC_KEY is not an SPKI PEM public key of a supported type (EC, RSA, Ed25519)");
+}
+
+function reason(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return "the access token has expired; sign in again";
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === "nbf") return "the access token is not valid yet";
+    if (err.claim === "iss") return "the access token was issued by an untrusted issuer";
+    if (err.claim === "aud") return "the access token is meant for another audience";
+    if (err.reason === "missing") return `the access token lacks the required "${err.claim}" claim`;
+    return `the access token's "${err.claim}" claim is invalid`;
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return "the access token is signed with an algorithm this service does not accept";
+  if (err instanceof errors.JWKSNoMatchingKey) return "the access token is signed by a key this service does not trust";
+  if (err instanceof errors.JWSSignatureVerificationFailed) return "the access token's signature is invalid";
+  if (err instanceof errors.JWKSTimeout || (err instanceof Error && /fetch|network|ECONNREFUSED/i.test(err.message))) {
+    return "the identity provider's keys could not be fetched; try again shortly";
+  }
+  return "the access token is malformed or invalid";
+}
+
+function identityOf(payload: JWTPayload): Identity {
+  const claim = (name: string) => {
+    const v = payload[name];
+    // A claim that could not be stored faithfully (U+0000, see src/platform/http/json-body.ts) is ignored.
+    return typeof v === "string" && v.length > 0 && v.length <= 320 && v.isWellFormed() && !v.includes("\u0000") ? v : undefined;
+  };
+  return {
+    issuer: payload.iss ?? "",
+    subject: payload.sub as string,
+    email: claim("email"),
+    wallet: claim("wallet_address") ?? claim("wallet") ?? claim("address") ?? firstWallet(payload),
+    name: claim("name") ?? claim("preferred_username") ?? claim("nickname"),
+    picture: typeof payload.picture === "string" && payload.picture.length <= 2048 ? payload.picture : undefined,
+  };
+}
+
+// Wallet logins (Dynamic, Web3Auth) list addresses in an array claim.
+function firstWallet(payload: JWTPayload): string | undefined {
+  for (const name of ["verified_credentials", "wallets"]) {
+    const list = payload[name];
+    if (!Array.isArray(list)) continue;
+    for (const item of list) {
+      const address = item && typeof item === "object" ? (item as Record<string, unknown>).address ?? (item as Record<string, unknown>).public_key : undefined;
+      if (typeof address === "string" && address.length <= 128 && address.isWellFormed() && !address.includes("\u0000")) return address;
+    }
+  }
+  return undefined;
+}

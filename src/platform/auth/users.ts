@@ -1,0 +1,94 @@
+import { sql } from "drizzle-orm";
+import type { Principal } from "./principal";
+import { bound, perDb, type Db } from "../db";
+import { users } from "../../../schema/index";
+
+type JwtPrincipal = Extract<Principal, { via: "jwt" }>;
+
+/** The profile name a new user starts with: what the login offers, else a neutral one. */
+export function initialName(identity: { name?: string; email?: string; wallet?: string }): string {
+  const fromEmail = identity.email?.split("@")[0];
+  const fromWallet = identity.wallet ? `${identity.wallet.slice(0, 6)}…${identity.wallet.slice(-4)}` : undefined;
+  for (const candidate of [identity.name, fromEmail, fromWallet]) {
+    // Claims are the provider's free text: drop control characters, keep at most 100 characters.
+    const clean = Array.from(candidate?.replace(/\p{Cc}/gu, " ").trim() ?? "").slice(0, 100).join("").trim();
+    if (clean) return clean;
+  }
+  return "New user";
+}
+
+/** http(s) only, with a host and no embedded credentials or whitespace, at most 2048 characters: safe as an <img src>. */
+export function isSafeAvatarUrl(value: string): boolean {
+  if (value.length > 2048 || /[\s\p{Cc}]/u.test(value)) return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (url.protocol === "https:" || url.protocol === "http:") && url.hostname !== "" && !url.username && !url.password;
+}
+
+/**
+ * The statement that creates the caller's user row on first sight, for the front of a
+ * write batch, or null when the caller came with an API key (whose user exists already).
+ * Joining the batch keeps first sight free of an extra round trip.
+ */
+export function ensureUser(db: Db, principal: Principal, now: Date) {
+  if (principal.via !== "jwt") return null;
+  return bound(preparedEnsureUser(db), newUser(principal, now));
+}
+
+// Every JWT write request starts with this statement: built once per handle (see perDb).
+const preparedEnsureUser = perDb((db) =>
+  db
+    .insert(users)
+    .values({
+      id: sql.placeholder("id"),
+      issuer: sql.placeholder("issuer"),
+      subject: sql.placeholder("subject"),
+      email: sql.placeholder("email"),
+      wallet: sql.placeholder("wallet"),
+      name: sql.placeholder("name"),
+      avatarUrl: sql.placeholder("avatarUrl"),
+      createdAt: sql.placeholder("createdAt"),
+    })
+    .onConflictDoNothing()
+    .prepare(),
+);
+
+/**
+ * The statement that creates the caller's user on first sight, or else refreshes the
+ * identity details (email, wallet) from the token, returning the row either way: one
+ * statement where "look up, then create" would be two round trips. A detail the token
+ * does not carry is kept, not erased; the profile name is only ever seeded, never
+ * overwritten.
+ */
+export function upsertUser(db: Db, principal: JwtPrincipal, now: Date) {
+  return db
+    .insert(users)
+    .values(newUser(principal, now))
+    .onConflictDoUpdate({
+      target: users.id,
+      set: {
+        email: sql`coalesce(excluded.email, ${users.email})`,
+        wallet: sql`coalesce(excluded.wallet, ${users.wallet})`,
+      },
+    })
+    .returning();
+}
+
+function newUser(principal: JwtPrincipal, now: Date) {
+  const { identity } = principal;
+  return {
+    id: principal.userId,
+    issuer: identity.issuer,
+    subject: identity.subject,
+    email: identity.email ?? null,
+    wallet: identity.wallet ?? null,
+    name: initialName(identity),
+    // A social login's picture seeds the avatar on first sight; the person may change it later.
+    avatarUrl: identity.picture && isSafeAvatarUrl(identity.picture) ? identity.picture : null,
+    createdAt: now,
+  };
+}

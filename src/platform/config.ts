@@ -1,0 +1,140 @@
+import { z } from "zod";
+import { isKnownModel } from "./models/catalog";
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === "" ? undefined : v))
+  .optional();
+
+function isAbsoluteUrl(text: string): boolean {
+  try {
+    return Boolean(new URL(text));
+  } catch {
+    return false;
+  }
+}
+
+const optionalUrl = (what: string) =>
+  optionalText.refine((v) => v === undefined || isAbsoluteUrl(v), { message: `must be an absolute URL (${what})` });
+
+/** Model endpoints: an http(s) URL, so that `localhost:11434` fails here, not at the first chat. */
+const httpUrl = (what: string) =>
+  optionalUrl(what).refine((v) => v === undefined || /^https?:\/\//i.test(v), { message: `must start with http:// or https:// (${what})` });
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** `svc-70b=1,claude-sonnet-4=3`: per-model credit prices overriding the catalog's. */
+function parseModelCredits(text: string | undefined, ctx: z.RefinementCtx): Record<string, number> {
+  const prices: Record<string, number> = {};
+  for (const entry of (text ?? "").split(",").map((e) => e.trim()).filter(Boolean)) {
+    const match = /^([^=\s]+)\s*=\s*(\d+)$/.exec(entry);
+    if (!match || Number(match[2]) < 1) {
+      ctx.addIssue({ code: "custom", message: `must be model=credits pairs with whole credits of 1 or more, not '${entry}'` });
+    } else if (!isKnownModel(match[1]!)) {
+      ctx.addIssue({ code: "custom", message: `names an unknown model '${match[1]}'` });
+    } else {
+      prices[match[1]!] = Number(match[2]);
+    }
+  }
+  return prices;
+}
+
+/**
+ * The environment, as API.md documents it. Parsed once per process (Node) or per isolate
+ * (Workers); a bad value is a startup error that names the variable.
+ */
+const ConfigSchema = z.object({
+  NODE_ENV: optionalText,
+  // 0 asks the system for a free port (tests); the server logs the one it got.
+  PORT: z.coerce.number().int().min(0).max(65535, "must be a TCP port (0..65535)").default(8787),
+  DATABASE_URL: optionalText,
+  DATABASE_AUTH_TOKEN: optionalText,
+  AUTH_JWKS_URL: optionalUrl("the identity provider's JWKS"),
+  AUTH_PUBLIC_KEY: optionalText,
+  AUTH_HS256_SECRET: optionalText.refine((v) => v === undefined || v.length >= 32, {
+    message: "must be at least 32 characters",
+  }),
+  AUTH_ISSUER: optionalText,
+  AUTH_AUDIENCE: optionalText,
+  // OpenID Connect: the browser client logs in at the issuer; the API finds its JWKS by discovery.
+  AUTH_OIDC_ISSUER: httpUrl("the OpenID Connect issuer"),
+  AUTH_OIDC_CLIENT_ID: optionalText,
+  AUTH_OIDC_SCOPES: optionalText.transform((v) => v ?? "openid profile email"),
+  AUTH_OIDC_AUDIENCE: optionalText,
+  // The local-login key handed to the Worker by `npm run dev` (a private JWK as JSON).
+  LOCAL_LOGIN_PRIVATE_JWK: optionalText,
+  // Where the Node server finds the built web client (relative to the working directory).
+  WEB_DIST_DIR: optionalText,
+  // Speech to text: an OpenAI-compatible /audio/transcriptions (OpenAI, Groq, a local Whisper).
+  STT_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
+  STT_API_KEY: optionalText,
+  STT_MODEL: optionalText.transform((v) => v ?? "whisper-1"),
+  DAILY_CREDITS: positiveInt(500),
+  SVC_MODEL_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
+  SVC_MODEL_API_KEY: optionalText,
+  SVC_MODEL_UPSTREAM: optionalText.transform((v) => v ?? "llama-3.3-70b"),
+  MODEL_TIMEOUT_MS: positiveInt(60_000),
+  // svc-70b on Workers when SVC_MODEL_BASE_URL is unset and the AI binding is bound.
+  SVC_MODEL_WORKERS_AI: optionalText.transform((v) => v ?? "@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
+  // Third-party providers: each is enabled by its key (or, for local servers, its base URL).
+  OPENAI_API_KEY: optionalText,
+  OPENAI_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
+  GROQ_API_KEY: optionalText,
+  GROQ_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
+  TOGETHER_API_KEY: optionalText,
+  TOGETHER_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
+  OPENROUTER_API_KEY: optionalText,
+  OPENROUTER_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
+  ANTHROPIC_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: httpUrl("the Anthropic API origin"),
+  MODEL_CREDITS: optionalText.transform((v, ctx) => parseModelCredits(v, ctx)),
+  PUBLIC_BASE_URL: optionalUrl("the base of share links"),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  // Failed authentications per client address per minute (Node; Workers use the
+  // AUTH_FAILURE_LIMITER binding's own limit). 0 turns the limit off on both.
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
+  // Node behind a reverse proxy: the header the proxy puts the client's address in
+  // (its last comma-separated entry counts). Unset: the socket's peer address.
+  CLIENT_IP_HEADER: optionalText.refine((v) => v === undefined || /^[A-Za-z0-9-]+$/.test(v), { message: "must be a header name" }),
+  CORS_ORIGINS: z
+    .string()
+    .default("*")
+    .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean)),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses the environment; throws a ConfigError naming every bad variable. */
+export function parseConfig(env: Record<string, unknown>): Config {
+  // Workers bindings (D1, AI) share the env object with string vars: keep only strings.
+  const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string"));
+  const parsed = ConfigSchema.safeParse(vars);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  const config = parsed.data;
+  const authSources = [config.AUTH_JWKS_URL, config.AUTH_PUBLIC_KEY, config.AUTH_HS256_SECRET, config.AUTH_OIDC_ISSUER].filter(Boolean);
+  if (authSources.length > 1) {
+    throw new ConfigError(
+      "invalid configuration: set only one of AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY and AUTH_HS256_SECRET",
+    );
+  }
+  if (config.AUTH_OIDC_ISSUER && !config.AUTH_OIDC_CLIENT_ID) {
+    throw new ConfigError("invalid configuration: AUTH_OIDC_CLIENT_ID is required with AUTH_OIDC_ISSUER (the web client's id at the issuer)");
+  }
+  if (config.AUTH_OIDC_ISSUER && config.AUTH_ISSUER && config.AUTH_ISSUER !== config.AUTH_OIDC_ISSUER) {
+    throw new ConfigError("invalid configuration: AUTH_ISSUER differs from AUTH_OIDC_ISSUER; leave AUTH_ISSUER unset with OpenID Connect");
+  }
+  // Share links are built from it: in production the request's Host header must not decide them.
+  if (config.NODE_ENV === "production" && !config.PUBLIC_BASE_URL) {
+    throw new ConfigError("invalid configuration: PUBLIC_BASE_URL is required when NODE_ENV=production (the base of share links, e.g. https://chat.example.com)");
+  }
+  return config;
+}

@@ -1,0 +1,148 @@
+import type { Context } from "hono";
+import type { Config } from "./config";
+import type { Db } from "./db";
+import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/jwt";
+import { createLogger, type Logger } from "./log";
+import { createRateLimiter, unlimited, type MemoryRateLimiter, type RateLimiter } from "./auth/rate-limit";
+import { createModelRegistry, type ModelRegistry } from "./models/registry";
+import type { UpstreamFetch } from "./models/adapter";
+import type { WorkersAiBinding } from "./models/workers-ai";
+import type { Principal } from "./auth/principal";
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, type LocalKey } from "./auth/local-login";
+import { createTranscriber, type Transcriber } from "./speech/transcription";
+
+/** What lives as long as the process (Node) or the isolate (Workers). */
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  /** The clock; tests hand in a controllable one. */
+  now: () => Date;
+  verifyJwt: JwtVerifier;
+  /** The chat models, bound to their providers as configured. */
+  models: ModelRegistry;
+  /** Requests per user per minute on this instance (RATE_LIMIT_PER_MINUTE). */
+  rateLimiter: MemoryRateLimiter;
+  /** Failed authentications per client address (AUTH_FAILURES_PER_MINUTE). */
+  authFailureLimiter: RateLimiter;
+  /** Issues local-login tokens (POST /auth/local); only in local-login mode. */
+  localLogin?: (name: string) => Promise<{ token: string; expiresAt: Date }>;
+  /** Speech to text for POST /audio/transcriptions, when a provider is configured. */
+  transcriber?: Transcriber;
+}
+
+/** What every request gets from its entry: the runtime plus a database handle. */
+export interface Deps extends Runtime {
+  db: Db;
+  /**
+   * Node's embedded file only: why the file at the database's path is no longer the one
+   * this process opened (deleted or replaced), or null while it is. For the health check.
+   */
+  databaseFileProblem?: () => string | null;
+  /**
+   * The address of the client that sent the request, as the entry can know it (Node: the
+   * socket's peer; Workers: CF-Connecting-IP), or undefined when it cannot.
+   */
+  clientAddress?: (c: Context) => string | undefined;
+  /**
+   * The request's body, read where the entry can do it more cheaply than through the
+   * WHATWG Request (Node: from the socket), or undefined to read `c.req` as usual.
+   */
+  readBody?: (c: Context) => Promise<Uint8Array> | undefined;
+  /**
+   * A signal aborted when the client goes away before its reply is finished, where the
+   * entry can tell more cheaply than through the WHATWG Request (Node: the response's
+   * socket closing), or undefined to use `c.req.raw.signal`.
+   */
+  clientGone?: (c: Context) => AbortSignal | undefined;
+  /** The built web client's files; without it the service is the API alone. */
+  assets?: AssetSource;
+  /**
+   * The origin share links point at when PUBLIC_BASE_URL is not set: one the entry knows
+   * and a caller cannot spoof (the Node server's own address, the Worker's request URL),
+   * never the Host header of a Node request.
+   */
+  baseUrl?: string;
+}
+
+/**
+ * The built web client's files (web/dist): the reply for a file at `path` (a URL path such
+ * as `/assets/index-3f2a.js`), or undefined when there is none; a source may encode it as
+ * the request's Accept-Encoding allows. The Node server reads a directory
+ * (src/platform/node/web-files.ts); the Worker asks its static assets binding.
+ */
+export type AssetSource = (path: string, acceptEncoding?: string) => Promise<Response | undefined>;
+
+/**
+ * What each request carries. Read it with `c.get("deps")`: Hono's `c.var` copies every
+ * variable into a new object on each access, several times per request.
+ */
+export interface AppEnv {
+  Variables: {
+    deps: Deps;
+    requestId: string;
+    principal: Principal;
+  };
+}
+
+export interface RuntimeOptions {
+  /** Overrides the key source read from config. */
+  authSource?: JwtKeySource;
+  /** Local login: trust tokens this key signs and issue them (the Node server without a provider). */
+  localKey?: LocalKey;
+  now?: () => Date;
+  log?: Logger;
+  /** The Workers AI binding, which can serve svc-70b on Workers. */
+  workersAi?: WorkersAiBinding;
+  /** Overrides the in-memory failed-authentication limit (Workers: the rate-limiting binding). */
+  authFailureLimiter?: RateLimiter;
+  /** How model adapters call their upstreams: a kept-alive pool on Node (default: the global fetch). */
+  upstreamFetch?: UpstreamFetch;
+}
+
+/** The JWT key source the configuration names, or undefined when none is set. */
+export function configuredAuthSource(config: Config): JwtKeySource | undefined {
+  if (config.AUTH_OIDC_ISSUER) return { kind: "oidc", issuer: config.AUTH_OIDC_ISSUER };
+  if (config.AUTH_JWKS_URL) return { kind: "jwks", url: config.AUTH_JWKS_URL };
+  if (config.AUTH_PUBLIC_KEY) return { kind: "public-key", key: config.AUTH_PUBLIC_KEY };
+  if (config.AUTH_HS256_SECRET) return { kind: "hs256", secret: config.AUTH_HS256_SECRET };
+  return undefined;
+}
+
+/**
+ * The local-login key in effect: the one the entry hands in, or the Worker's
+ * LOCAL_LOGIN_PRIVATE_JWK from `npm run dev`; never in production or beside a provider.
+ */
+function localKeyFor(config: Config, options: RuntimeOptions): LocalKey | undefined {
+  if (config.NODE_ENV === "production" || options.authSource || configuredAuthSource(config)) return undefined;
+  if (options.localKey) return options.localKey;
+  return config.LOCAL_LOGIN_PRIVATE_JWK ? localKeyFromPrivateJwk(config.LOCAL_LOGIN_PRIVATE_JWK) : undefined;
+}
+
+export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const localKey = localKeyFor(config, options);
+  if (localKey) config = { ...config, AUTH_ISSUER: LOCAL_ISSUER, AUTH_AUDIENCE: LOCAL_AUDIENCE };
+  const source = options.authSource ?? configuredAuthSource(config) ?? (localKey && { kind: "jwk" as const, jwk: localKey.publicJwk });
+  if (!source) {
+    throw new Error(
+      "no identity provider is configured: set AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET",
+    );
+  }
+  return {
+    localLogin: localKey && ((name) => signLocalToken(localKey, name)),
+    config,
+    log: options.log ?? createLogger(config.LOG_LEVEL),
+    now: options.now ?? (() => new Date()),
+    verifyJwt: await createJwtVerifier({
+      source,
+      issuer: config.AUTH_OIDC_ISSUER ?? config.AUTH_ISSUER,
+      audience: config.AUTH_OIDC_AUDIENCE ?? config.AUTH_AUDIENCE,
+    }),
+    models: createModelRegistry(config, { workersAi: options.workersAi, fetch: options.upstreamFetch }),
+    rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    authFailureLimiter:
+      config.AUTH_FAILURES_PER_MINUTE === 0
+        ? unlimited
+        : (options.authFailureLimiter ?? createRateLimiter(config.AUTH_FAILURES_PER_MINUTE)),
+    transcriber: createTranscriber(config, options.workersAi),
+  };
+}

@@ -1,0 +1,75 @@
+import type { Context } from "hono";
+import type { Config } from "../config";
+import type { AppEnv } from "../deps";
+
+/** The client's own routes (deep links that must survive a reload). */
+const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|login|auth\/callback)?\/?$/;
+
+/**
+ * The headers of every HTML page the service serves: no inline script, nothing from a
+ * third-party origin except the identity provider the browser logs in at.
+ */
+export function htmlSecurityHeaders(config: Config): Record<string, string> {
+  const issuer = config.AUTH_OIDC_ISSUER ? ` ${new URL(config.AUTH_OIDC_ISSUER).origin}` : "";
+  return {
+    "Content-Security-Policy": [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "img-src 'self' data: blob: https:",
+      "media-src 'self' blob:",
+      `connect-src 'self'${issuer}`,
+      `form-action 'self'${issuer}`,
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "object-src 'none'",
+    ].join("; "),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+  };
+}
+
+/** A file's reply with the caching the client's build calls for: hashed files forever, the rest revalidated. */
+function fileReply(c: Context<AppEnv>, path: string, file: Response): Response {
+  const headers = new Headers();
+  for (const name of ["Content-Type", "Content-Length", "Content-Encoding", "Vary", "ETag", "Last-Modified"]) {
+    const value = file.headers.get(name);
+    if (value) headers.set(name, value);
+  }
+  headers.set("Cache-Control", path.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache");
+  headers.set("X-Content-Type-Options", "nosniff");
+  if (headers.get("Content-Type")?.startsWith("text/html")) {
+    for (const [name, value] of Object.entries(htmlSecurityHeaders(c.get("deps").config))) headers.set(name, value);
+  }
+  return new Response(c.req.method === "HEAD" ? null : file.body, { status: 200, headers });
+}
+
+/** A GET or HEAD of a file the client's build holds, or undefined. */
+export async function serveClientFile(c: Context<AppEnv>): Promise<Response | undefined> {
+  const assets = c.get("deps")?.assets;
+  if (!assets || (c.req.method !== "GET" && c.req.method !== "HEAD") || c.req.path.endsWith("/")) return undefined;
+  const file = await assets(c.req.path, c.req.header("Accept-Encoding"));
+  return file && fileReply(c, c.req.path, file);
+}
+
+/**
+ * The client's index.html for a browser navigation (GET/HEAD accepting text/html) to a
+ * client route or to any path outside the API's resources, so deep links survive a reload;
+ * undefined for everything else, which stays the API's JSON. `apiSegments` holds the first
+ * path segment of every API route (`plants`, `v1`, ...).
+ */
+export async function serveClientPage(c: Context<AppEnv>, apiSegments: ReadonlySet<string>): Promise<Response | undefined> {
+  const assets = c.get("deps")?.assets;
+  if (!assets || (c.req.method !== "GET" && c.req.method !== "HEAD")) return undefined;
+  if (!(c.req.header("Accept") ?? "").includes("text/html")) return undefined;
+  const path = c.req.path;
+  if (!CLIENT_ROUTE.test(path) && apiSegments.has(path.split("/")[1] ?? "")) return undefined;
+  const index = await assets("/index.html", c.req.header("Accept-Encoding"));
+  if (index) return fileReply(c, "/index.html", index);
+  return c.html(
+    "<!doctype html><title>Web client not built</title><h1>The web client is not built</h1>" +
+      "<p>Run <code>npm run build:web</code> (or set WEB_DIST_DIR to a built client) and reload. The API answers as usual.</p>",
+    503,
+    { ...htmlSecurityHeaders(c.get("deps").config), "Cache-Control": "no-store" },
+  );
+}
