@@ -1,9 +1,10 @@
 import type { Context } from "hono";
 import { cors } from "hono/cors";
-import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import type { AppEnv, Deps } from "./platform/deps";
-import { ApiError, excerpt, type ErrorBody } from "./platform/http/errors";
+import { ApiError } from "./platform/http/errors";
+import { errorBody, toHttpError } from "./platform/http/error-mapper";
+import { excerpt } from "./platform/errors";
 import { limitBodySize, parseJsonBody } from "./platform/http/json-body";
 import { createRouter } from "./platform/http/router";
 import { chatRoutes } from "./features/chat/send-routes";
@@ -14,7 +15,7 @@ import { healthRoutes } from "./features/operations/health-routes";
 import { keyRoutes } from "./features/account/keys-routes";
 import { meRoutes } from "./features/account/me-routes";
 import { modelRoutes } from "./features/chat/models-routes";
-import { openAiErrorBody, openAiRoutes } from "./features/chat/openai-routes";
+import { openAiError, openAiRoutes } from "./features/chat/openai-routes";
 import { plantRoutes } from "./features/plants/plants-routes";
 import { shareRoutes } from "./features/contexts/shares-routes";
 import { audioRoutes } from "./features/voice/transcription-routes";
@@ -89,20 +90,18 @@ export function createApp(resolveDeps: DepsResolver) {
     throw new ApiError(404, `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}`);
   });
   app.onError((err, c) => {
-    let error: ApiError;
-    if (err instanceof ApiError) error = err;
-    else if (err instanceof HTTPException && err.status < 500) error = new ApiError(err.status as 400, err.message || "bad request");
-    else {
+    const requestId = c.get("requestId");
+    const error = toHttpError(err, requestId, (fault) => {
       const log = c.get("deps")?.log ?? console;
-      log.error("unhandled error", { requestId: c.get("requestId"), method: c.req.method, path: c.req.path, err });
-      error = new ApiError(500, `internal error; quote request id ${c.get("requestId")} when reporting it`);
-    }
+      log.error("unhandled error", { requestId, method: c.req.method, path: c.req.path, err: fault });
+    });
     if (isOpenAiSurface(c.req.path)) {
+      const { status, body } = openAiError(error);
       // A model that is not configured stays so: the SDKs' automatic retries would only repeat it.
-      const retry: Record<string, string> = error.status === 503 ? { "x-should-retry": "false" } : {};
-      return c.json(openAiErrorBody(error), error.status, { ...error.headers, ...retry });
+      const retry: Record<string, string> = status === 503 ? { "x-should-retry": "false" } : {};
+      return c.json(body, status, { ...error.headers, ...retry });
     }
-    return c.json<ErrorBody>({ error: error.status, message: error.message }, error.status, error.headers);
+    return c.json(errorBody(error), error.status, error.headers);
   });
 
   return app;
@@ -187,7 +186,7 @@ function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: 
     const methods = literal!.get(path) ?? new Set(patterns.filter((p) => p.pattern.test(path)).flatMap((p) => [...p.methods]));
     if (methods.size > 0 && !methods.has(c.req.method)) {
       const allow = [...methods].join(", ");
-      throw new ApiError(405, `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { Allow: allow });
+      throw new ApiError(405, `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { headers: { Allow: allow } });
     }
   };
 }

@@ -157,13 +157,13 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex) {
     socket.destroy();
     return;
   }
-  const [status, reason, message] =
+  const [status, reason, code, message] =
     err.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "Request Header Fields Too Large", `the request headers are over the ${MAX_HEADER_BYTES / 1024} KiB limit; send a shorter token, cookie or query string`]
+      ? [431, "Request Header Fields Too Large", "headers_too_large", `the request headers are over the ${MAX_HEADER_BYTES / 1024} KiB limit; send a shorter token, cookie or query string`]
       : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? [408, "Request Timeout", "the request did not arrive in time"]
-        : [400, "Bad Request", `the request is not valid HTTP/1.1 (${err.code ?? "parse error"}); check its framing and headers`];
-  const body = JSON.stringify({ error: status, message });
+        ? [408, "Request Timeout", "request_timeout", "the request did not arrive in time"]
+        : [400, "Bad Request", "malformed_request", `the request is not valid HTTP/1.1 (${err.code ?? "parse error"}); check its framing and headers`];
+  const body = JSON.stringify({ error: status, message, code });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

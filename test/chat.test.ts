@@ -324,7 +324,7 @@ describe("streaming", () => {
     expect(events.filter((e) => e.event === "message").length).toBe(2);
     const last = events.at(-1)!;
     expect(last.event).toBe("error");
-    expect(JSON.parse(last.data)).toEqual({ error: 502, message: expect.stringMatching(/failed to answer; nothing was charged/) });
+    expect(JSON.parse(last.data)).toEqual({ error: 502, message: expect.stringMatching(/failed to answer; nothing was charged/), code: "model_failed" });
     expect(events.some((e) => e.event === "done")).toBe(false);
     expect(await creditsUsed(token)).toBe(0);
     expect(await storedMessages(token)).toBe(0);

@@ -49,7 +49,7 @@ function send(agent: Agent, path: string, init: { method?: string; headers?: Rec
 /** After a 413, the same pool's next request must succeed: on that socket, or on a new one if the 413 said so. */
 async function expectPoolStillServes(agent: Agent, refused: Answer) {
   expect(refused.status).toBe(413);
-  expect(JSON.parse(refused.body)).toEqual({ error: 413, message: expect.stringMatching(/limit/) });
+  expect(JSON.parse(refused.body)).toEqual({ error: 413, message: expect.stringMatching(/limit/), code: "body_too_large" });
   const next = await send(agent, "/plants", { headers: { Authorization: `Bearer ${alice}` } });
   expect(next.status).toBe(200);
   if (refused.headers.connection !== "close") expect(next.reusedSocket).toBe(true);
@@ -167,7 +167,7 @@ describe("request headers", () => {
     expect(answer.status).toBe(431);
     expect(answer.headers["content-type"]).toMatch(/^application\/json/);
     expect(answer.headers.connection).toBe("close");
-    expect(JSON.parse(answer.body)).toEqual({ error: 431, message: expect.stringMatching(/headers are over the 64 KiB limit/) });
+    expect(JSON.parse(answer.body)).toEqual({ error: 431, message: expect.stringMatching(/headers are over the 64 KiB limit/), code: "headers_too_large" });
     expect(answer.closed).toBe(true);
   });
 
@@ -183,7 +183,7 @@ describe("malformed framing", () => {
     const answer = await exchange("HELLO THERE\r\n\r\n");
     expect(answer.status).toBe(400);
     expect(answer.headers.connection).toBe("close");
-    expect(JSON.parse(answer.body)).toEqual({ error: 400, message: expect.stringMatching(/not valid HTTP\/1\.1/) });
+    expect(JSON.parse(answer.body)).toEqual({ error: 400, message: expect.stringMatching(/not valid HTTP\/1\.1/), code: "malformed_request" });
   });
 
   it("answers 400 with the Error body for both Content-Length and chunked framing", async () => {

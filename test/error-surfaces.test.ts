@@ -41,7 +41,7 @@ describe("methods a path does not serve", () => {
     expect(v1.body).toEqual({ error: { message: expect.stringMatching(/TRACE is not supported/), type: "invalid_request_error", param: null, code: null } });
     const plants = await raw("/plants", "TRACE");
     expect(plants.status).toBe(405);
-    expect(plants.body).toEqual({ error: 405, message: expect.stringMatching(/TRACE is not supported on \/plants/) });
+    expect(plants.body).toEqual({ error: 405, message: expect.stringMatching(/TRACE is not supported on \/plants/), code: "method_not_allowed" });
   });
 
   it("still answers an unknown path with 404", async () => {

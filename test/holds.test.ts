@@ -185,7 +185,7 @@ describe("credit holds", () => {
     const opening = await openChat(h.deps, { principal: { via: "api-key", userId, keyId: "k" }, message: "and more", contextId: first.contextId, requestId: "req-gone" });
     if (opening.kind !== "ready") throw new Error("expected a charged exchange");
     expect((await h.request(`/contexts/${first.contextId}`, { method: "DELETE", token })).status).toBe(204);
-    await expect(runToEnd(opening)).rejects.toMatchObject({ status: 404, message: expect.stringMatching(/deleted while the model was answering; nothing was charged/) });
+    await expect(runToEnd(opening)).rejects.toMatchObject({ code: "context_not_found", message: expect.stringMatching(/deleted while the model was answering; nothing was charged/) });
     expect(await ledger(token)).toEqual({ credits: 1, usage: 1, exchanges: 0, holds: 0 });
   });
 
@@ -195,7 +195,7 @@ describe("credit holds", () => {
     h.clock.advance(STALE);
     expect((await send(token, { message: "meanwhile" })).status).toBe(200);
     up.mode = "fail";
-    await expect(runToEnd(slow)).rejects.toMatchObject({ status: 502 });
+    await expect(runToEnd(slow)).rejects.toMatchObject({ code: "model_failed" });
     expect(await ledger(token)).toEqual({ credits: 1, usage: 1, exchanges: 1, holds: 0 });
   });
 });

@@ -495,7 +495,7 @@ describe("the /v1 error shape", () => {
     });
 
     const elsewhere = await fetch(`${base}/nope`);
-    expect(await elsewhere.json()).toEqual({ error: 404, message: "no such endpoint: GET /nope" });
+    expect(await elsewhere.json()).toEqual({ error: 404, message: "no such endpoint: GET /nope", code: "not_found" });
     const chat = await fetch(`${base}/chat/send`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(((await chat.json()) as { error: number }).error).toBe(401);
   });

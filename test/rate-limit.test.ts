@@ -19,6 +19,7 @@ describe("the per-user request limit", () => {
     expect(await refused.json()).toEqual({
       error: 429,
       message: "too many requests: at most 3 a minute per user; retry in 50 s",
+      code: "rate_limited",
     });
 
     // Another user has their own budget.

@@ -73,3 +73,9 @@ export function boundRows<T>(
 function returnThis<T>(this: T): T {
   return this;
 }
+
+/** A keyset position for paging: a time (ms since the epoch) and an id that breaks ties. */
+export interface Position {
+  at: number;
+  id: string;
+}

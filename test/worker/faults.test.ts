@@ -10,7 +10,7 @@ describe("the Worker under faulty input", () => {
       body: `{"id":1,"name":"${"a".repeat(1_100_000)}"}`,
     });
     expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ error: 413, message: expect.stringMatching(/limit/) });
+    expect(await res.json()).toEqual({ error: 413, message: expect.stringMatching(/limit/), code: "body_too_large" });
   });
 
   it("refuses U+0000 in a stored string with a 400 naming the field, and stores nothing", async () => {
@@ -18,7 +18,7 @@ describe("the Worker under faulty input", () => {
     const headers = { ...auth, "Content-Type": "application/json" };
     const res = await call("/plants", { method: "POST", headers, body: '{"id":1,"name":"before\\u0000after"}' });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: 400, message: "name: must not contain the NUL character (U+0000)" });
+    expect(await res.json()).toEqual({ error: 400, message: "name: must not contain the NUL character (U+0000)", code: "invalid_request" });
     expect(await (await call("/plants", { headers: auth })).json()).toEqual([]);
   });
 });
@@ -42,7 +42,7 @@ describe("failed authentication on Workers", () => {
     expect(failures).toBeGreaterThanOrEqual(30);
     expect(failures).toBeLessThanOrEqual(60);
     expect(refused!.headers.get("Retry-After")).toBe("60");
-    expect(await refused!.json()).toEqual({ error: 429, message: expect.stringMatching(/too many failed authentications/) });
+    expect(await refused!.json()).toEqual({ error: 429, message: expect.stringMatching(/too many failed authentications/), code: "too_many_failed_authentications" });
 
     expect((await call("/plants", from("203.0.113.7", await signIn("valid-user")))).status).toBe(200);
     expect((await call("/plants", from("198.51.100.9", { "X-API-Key": "sk_random" }))).status).toBe(401);

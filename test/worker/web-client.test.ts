@@ -53,7 +53,7 @@ describe("the web client on the Worker", () => {
 
     const nope = await call("/nope", { headers: { Accept: "application/json" } });
     expect(nope.status).toBe(404);
-    expect(await nope.json()).toEqual({ error: 404, message: "no such endpoint: GET /nope" });
+    expect(await nope.json()).toEqual({ error: 404, message: "no such endpoint: GET /nope", code: "not_found" });
 
     const missing = await call("/assets/missing.js");
     expect(missing.status).toBe(404);

@@ -89,7 +89,7 @@ describe("the Worker in workerd over D1", () => {
       body: JSON.stringify({ id: 3, name: 5, tag: "x".repeat(257) }),
     });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: 400, message: "invalid request body: name: must be a string; tag: must be at most 256 characters" });
+    expect(await res.json()).toEqual({ error: 400, message: "invalid request body: name: must be a string; tag: must be at most 256 characters", code: "invalid_request" });
   });
 
   it("refuses a request without credentials with a 401 Error body", async () => {

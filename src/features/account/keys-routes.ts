@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { ApiError } from "../../platform/http/errors";
+import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
 import { MAX_API_KEYS_PER_USER, createApiKey, listApiKeys, revokeApiKey, type ApiKeySummary } from "./keys";
-import { Id } from "../contexts/contexts-routes";
 import { DisplayName } from "../../platform/http/display-name";
-import { serviceId } from "../../platform/http/service-id";
+import { Id, serviceId } from "../../platform/http/service-id";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 
 const DEFAULT_KEY_NAME = "default";
@@ -89,6 +89,7 @@ export const keyRoutes = createRouter()
       throw new ApiError(
         400,
         `you already have ${MAX_API_KEYS_PER_USER} API keys, the most allowed; revoke one (DELETE /keys/{id}) before creating another`,
+        { code: "api_key_limit" },
       );
     }
     const { id, key, prefix, createdAt } = created;
@@ -102,7 +103,7 @@ export const keyRoutes = createRouter()
     const { id } = c.req.valid("param");
     if (!(await revokeApiKey(c.get("deps").db, c.get("principal").userId, id))) {
       // Never echo what was not an id: a caller may paste the secret itself here.
-      throw new ApiError(404, KEY_ID.test(id) ? `API key ${id} not found` : "API key not found; use an id that GET /keys lists");
+      throw new ApiError(404, KEY_ID.test(id) ? `API key ${id} not found` : "API key not found; use an id that GET /keys lists", { code: "api_key_not_found" });
     }
     return c.body(null, 204);
   });

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { ApiError } from "../../platform/http/errors";
+import { excerpt } from "../../platform/errors";
 import { MODEL_CATALOG, isKnownModel } from "../../platform/models/catalog";
 import { createRouter } from "../../platform/http/router";
 import { getProfile, updateProfile, type Profile } from "./profile";

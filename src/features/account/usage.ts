@@ -1,5 +1,5 @@
 import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
-import type { Position } from "../contexts/contexts";
+import type { Position } from "../../platform/db";
 import { bound, perDb, type Db } from "../../platform/db";
 import { creditDays, usageEvents } from "../../../schema/index";
 import { utcDay, utcDayBefore } from "./credits";

@@ -1,6 +1,7 @@
 import type { Principal } from "../../platform/auth/principal";
 import { encodeBase64url, sha256Hex } from "../../platform/encoding";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { excerpt } from "../../platform/errors";
+import { ModelNotFound } from "./errors";
 import type { ChatMessage, ModelOutcome, Sampling } from "../../platform/models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./send";
@@ -11,20 +12,6 @@ import type { Credits } from "../account/credits";
 // Chat completions for the OpenAI-compatible surface: the chat core over the messages the
 // caller sends, or, with a context id, over that context's stored history.
 // ---------------------------------------------------------------------------------------
-
-type ErrorStatus = ConstructorParameters<typeof ApiError>[0];
-
-/** An error that names OpenAI's `code` for it and the request field (`param`) it concerns. */
-export class OpenAiApiError extends ApiError {
-  constructor(
-    status: ErrorStatus,
-    message: string,
-    readonly code: string | null,
-    readonly param: string | null = null,
-  ) {
-    super(status, message);
-  }
-}
 
 /** A completion as stored for replays and shaped into OpenAI's reply by the route. */
 export interface Completion {
@@ -54,16 +41,13 @@ export interface CompletionInput {
   requestId: string;
 }
 
-/** The model a request names; an unknown one is 404 `model_not_found`, as OpenAI answers. */
+/** The model a request names; an unknown one is `model_not_found` (which /v1 answers 404, as OpenAI does). */
 export function knownModel(models: ModelRegistry, id: string): RegisteredModel {
   const model = models.get(id);
   if (model) return model;
   const offered = models.list().filter((m) => m.available).map((m) => m.id);
-  throw new OpenAiApiError(
-    404,
+  throw new ModelNotFound(
     `model '${excerpt(id)}' does not exist${offered.length > 0 ? `; available models: ${offered.join(", ")}` : ""} (GET /v1/models lists them)`,
-    "model_not_found",
-    "model",
   );
 }
 
@@ -125,9 +109,7 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
 async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: string, fingerprint: string): Promise<CompletionTurn> {
   const system = input.messages.filter((m) => m.role === "system");
   const message = input.messages.at(-1)!.content;
-  let opening: ChatOpening;
-  try {
-    opening = await openChat(deps, {
+  const opening: ChatOpening = await openChat(deps, {
       principal: input.principal,
       message,
       modelId: input.modelId,
@@ -136,9 +118,6 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
       fingerprint,
       requestId: input.requestId,
     });
-  } catch (err) {
-    throw asContextError(err);
-  }
   if (opening.kind === "replay") return replayed(opening.body, message, deps.now());
 
   const { exchange } = opening;
@@ -160,7 +139,7 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
           const stored = chat.settle(content);
           return { ...stored, reply: build(meta, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
         },
-        explainStoreFailure: (err) => asContextError(chat.explainStoreFailure(err)),
+        explainStoreFailure: (err) => chat.explainStoreFailure(err),
       }),
   };
 }
@@ -169,14 +148,6 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
 function replayed(body: unknown, message: string, at: Date): CompletionTurn {
   const completion = "response" in (body as object) ? fromChatReply(body as ChatReply, message, at) : (body as Completion);
   return { ...replayTurn(completion, completion.content, completion.credits), meta: completion };
-}
-
-/** A 404 from the chat core here is always about the context. */
-function asContextError<E>(err: E): E | OpenAiApiError {
-  if (err instanceof ApiError && err.status === 404 && !(err instanceof OpenAiApiError)) {
-    return new OpenAiApiError(404, err.message, "context_not_found", "context_id");
-  }
-  return err;
 }
 
 function trackOutcome(sampling: Sampling) {

@@ -4,7 +4,18 @@ import type { Principal } from "../../platform/auth/principal";
 import { timeOrderedId } from "../../platform/encoding";
 import type { Config } from "../../platform/config";
 import { bound, perDb, type Db } from "../../platform/db";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { excerpt, type DomainError } from "../../platform/errors";
+import {
+  CreditsUsedUp,
+  ExchangeCancelled,
+  IdempotencyKeyInUse,
+  IdempotencyKeyReused,
+  ModelFailed,
+  ModelNotFound,
+  ModelTimedOut,
+  ModelUnavailable,
+  PriceOverAllowance,
+} from "./errors";
 import type { Logger } from "../../platform/log";
 import { UpstreamError, type ChatMessage, type ModelRequest } from "../../platform/models/adapter";
 import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
@@ -42,7 +53,8 @@ type Batch = [Statement, ...Statement[]];
 // settle the hold, or refund and release it. It knows messages, not contexts, so chat in
 // a context (chat.ts) and OpenAI's completions (completions.ts) share it; the routes only
 // put its events on the wire. Round trips: one batch before the model call (plus whatever
-// authentication took), one after. No HTTP here: refusals are ApiErrors the routes map.
+// authentication took), one after. No HTTP here: refusals and failures are the domain
+// errors of ./errors.ts, which the edge maps to statuses.
 // ---------------------------------------------------------------------------------------
 
 /** The model a request names: 400 when unknown, 503 when not configured. No I/O. */
@@ -51,14 +63,14 @@ export function requireModel(models: ModelRegistry, id: string): RegisteredModel
   if (!model) {
     const available = models.list().filter((m) => m.available);
     const offered = (available.length > 0 ? available : models.list()).map((m) => m.id).join(", ");
-    throw new ApiError(400, `unknown model '${excerpt(id)}'; available models: ${offered}`);
+    throw new ModelNotFound(`unknown model '${excerpt(id)}'; available models: ${offered}`);
   }
   if (!model.available) throw unavailable(model);
   return model;
 }
 
-function unavailable(model: RegisteredModel): ApiError {
-  return new ApiError(503, `model ${model.id} is not configured on this server (the operator must ${model.setup}); choose another model from GET /models`);
+function unavailable(model: RegisteredModel): ModelUnavailable {
+  return new ModelUnavailable(`model ${model.id} is not configured on this server (the operator must ${model.setup}); choose another model from GET /models`);
 }
 
 /** The model a message goes to when the request names none: the user's default, else svc-70b. */
@@ -143,7 +155,7 @@ export interface OpeningExtension {
   /** Reads that join the opening batch; their results come back in order. */
   reads?: Statement[];
   /** When the debit was refused: an error that explains it better than 402, if any. */
-  explainRefusal?(reads: unknown[]): ApiError | undefined;
+  explainRefusal?(reads: unknown[]): DomainError | undefined;
 }
 
 export interface OpenExchangeInput {
@@ -211,10 +223,8 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   if (claim) {
     const state = claimState((results[claimAt] as Array<{ status: number; body: string }>)[0], claim);
     if (state.kind === "replay") return state;
-    if (state.kind === "in-progress") throw new StillAnswering();
-    if (state.kind === "mismatch") {
-      throw new ApiError(422, "this Idempotency-Key was already used for a different request; send a new key for a new message");
-    }
+    if (state.kind === "in-progress") throw new IdempotencyKeyInUse();
+    if (state.kind === "mismatch") throw new IdempotencyKeyReused();
   }
 
   const account = (results[accountAt] as Array<{ used: number | null; preferences: StoredPreferences }>)[0];
@@ -229,37 +239,16 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   if (claim) await releaseClaimStatement(db, claim);
   throw refusal();
 
-  function refusal(): ApiError {
+  function refusal(): DomainError {
     if (!model.available) return unavailable(model);
     const explained = extension?.explainRefusal?.(reads);
     if (explained) return explained;
     const used = account?.used ?? 0;
     const credits = creditsFor(day, used, allowance);
-    if (model.credits > allowance) {
-      return new ApiError(402, `insufficient credits: model ${model.id} costs ${model.credits} credits per message, more than the daily allowance of ${allowance}; choose another model`);
-    }
+    if (model.credits > allowance) return new PriceOverAllowance(model.id, model.credits, allowance);
     const wait = secondsUntil(credits.resetAt, at);
     const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${model.credits} credits and ${credits.remaining} remain today`;
     return new CreditsUsedUp(`insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
-  }
-}
-
-/** 402: the day's credits do not cover the message; they return in `retryAfterSeconds`. */
-export class CreditsUsedUp extends ApiError {
-  constructor(
-    message: string,
-    readonly credits: Credits,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(402, message);
-  }
-}
-
-/** 409: the first request with this Idempotency-Key is still running; its reply comes soon. */
-export class StillAnswering extends ApiError {
-  readonly retryAfterSeconds = 2;
-  constructor() {
-    super(409, "a request with this Idempotency-Key is still being answered; retry in a few seconds to get its reply");
   }
 }
 
@@ -340,7 +329,7 @@ export interface ExchangeRun<R> {
   /** What to store for the model's whole reply. */
   settle(text: string): Settlement<R> | Promise<Settlement<R>>;
   /** An error that says better than a 500 why the exchange could not be stored, if any. */
-  explainStoreFailure?(err: unknown): ApiError | undefined;
+  explainStoreFailure?(err: unknown): DomainError | undefined;
 }
 
 /**
@@ -372,7 +361,7 @@ export class Exchange {
 
   /**
    * Runs the exchange once: yields `started` (streams only), the deltas, then `done`
-   * with the reply once it is stored. Failures are thrown as ApiErrors, with the charge
+   * with the reply once it is stored. Failures are thrown as DomainErrors, with the charge
    * already released; a caller that stops iterating early releases it too.
    */
   async *run<R>(run: ExchangeRun<R>): AsyncGenerator<ExchangeEvent<R>, void, undefined> {
@@ -469,23 +458,23 @@ export class Exchange {
   }
 
   /** Releases, logs the cause with the request id, and returns the error for the client. */
-  async #fail(err: unknown, deadline: Deadline): Promise<ApiError> {
+  async #fail(err: unknown, deadline: Deadline): Promise<DomainError> {
     const model = this.model.id;
     const ms = this.deps.config.MODEL_TIMEOUT_MS;
     const limit = ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
-    let error: ApiError;
-    if (deadline.timedOut) {
-      error = new ApiError(504, `model ${model} did not answer within ${limit}; nothing was charged, try again`);
-    } else if (deadline.signal.aborted) {
-      error = new ApiError(400, "the request was cancelled by the client before the reply was complete; nothing was charged");
-    } else if (err instanceof UpstreamError && err.credentialsRejected) {
-      error = new ApiError(503, `model ${model} is not reachable: its provider refused this server's credentials; nothing was charged`);
-    } else {
-      error = new ApiError(502, `model ${model} failed to answer; nothing was charged, try again`);
+    if (!deadline.timedOut && deadline.signal.aborted) {
+      // The client's own doing, not the model's: said so in the log and the refund's reason.
+      this.deps.log.info("chat cancelled by the client", { requestId: this.requestId, model });
+      await this.#release("cancelled by the client");
+      return new ExchangeCancelled();
     }
-    const level = error.status === 400 ? "info" : "warn";
-    this.deps.log[level]("chat model call failed", { requestId: this.requestId, model, status: error.status, err });
-    await this.#release(`model call failed (${error.status})`);
+    let error: DomainError;
+    if (deadline.timedOut) error = new ModelTimedOut(model, limit);
+    else if (err instanceof UpstreamError && err.credentialsRejected) {
+      error = new ModelUnavailable(`model ${model} is not reachable: its provider refused this server's credentials; nothing was charged`, "model_unreachable");
+    } else error = new ModelFailed(model);
+    this.deps.log.warn("chat model call failed", { requestId: this.requestId, model, code: error.code, err });
+    await this.#release(`model call failed (${error.code})`);
     return error;
   }
 }

@@ -1,12 +1,14 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/deps";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { ApiError, type ErrorStatus } from "../../platform/http/errors";
+import type { HttpError } from "../../platform/http/error-mapper";
+import { excerpt } from "../../platform/errors";
 import { describeZodError } from "../../platform/http/router";
-import { availableModels, knownModel, OpenAiApiError, sendCompletion } from "./completions";
+import { availableModels, knownModel, sendCompletion } from "./completions";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
-import { replyWith, withReplyHeaders } from "./reply";
+import { replyWith } from "./reply";
 import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages } from "./openai-wire";
 
 // ---------------------------------------------------------------------------------------
@@ -48,12 +50,22 @@ const kinds: Record<number, { type: string; code: string | null }> = {
   504: { type: "api_error", code: "upstream_timeout" },
 };
 
-export function openAiErrorBody(error: ApiError): OpenAiErrorBody {
-  const kind = kinds[error.status] ?? { type: error.status >= 500 ? "api_error" : "invalid_request_error", code: null };
-  const specific = error instanceof OpenAiApiError ? error : undefined;
-  return {
-    error: { message: error.message, type: kind.type, param: specific?.param ?? null, code: specific?.code ?? kind.code },
-  };
+/** The service's codes that OpenAI's clients know by the same name, kept as they are. */
+const OPENAI_CODES = new Set(["model_not_found", "context_not_found", "unknown_url"]);
+
+/** Request fields by their OpenAI name. */
+const PARAMS: Record<string, string> = { contextId: "context_id" };
+
+/**
+ * An error as /v1 answers it: OpenAI's body, and OpenAI's status where it differs from the
+ * service's (an unknown model is OpenAI's 404, where POST /chat/send answers 400).
+ */
+export function openAiError(error: HttpError): { status: ErrorStatus; body: OpenAiErrorBody } {
+  const status = error.code === "model_not_found" ? 404 : error.status;
+  const kind = kinds[status] ?? { type: status >= 500 ? "api_error" : "invalid_request_error", code: null };
+  const param = error.field === null ? null : (PARAMS[error.field] ?? error.field);
+  const code = OPENAI_CODES.has(error.code) ? error.code : kind.code;
+  return { status, body: { error: { message: error.message, type: kind.type, param, code } } };
 }
 
 const OpenAiErrorSchema = z
@@ -85,7 +97,7 @@ function createOpenAiRouter() {
     defaultHook: (result) => {
       if (!result.success) {
         const where = result.target === "json" ? "request body" : result.target;
-        throw new OpenAiApiError(400, describeZodError(result.error, where), null, paramOf(result.error.issues[0]?.path ?? []));
+        throw new ApiError(400, describeZodError(result.error, where), { field: paramOf(result.error.issues[0]?.path ?? []) });
       }
     },
   });
@@ -169,10 +181,10 @@ const completionsRoute = authenticatedRoute({
 }, { errorSchema: OpenAiErrorSchema });
 
 const unknownPath = (c: Context<AppEnv>): never => {
-  throw new OpenAiApiError(
+  throw new ApiError(
     404,
     `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}; this surface serves GET /v1/models and POST /v1/chat/completions`,
-    "unknown_url",
+    { code: "unknown_url" },
   );
 };
 
@@ -182,7 +194,10 @@ export const openAiRoutes = createOpenAiRouter()
     const { model: id } = c.req.valid("param");
     const model = knownModel(c.get("deps").models, id);
     if (!model.available) {
-      throw new OpenAiApiError(404, `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, "model_not_found", "model");
+      throw new ApiError(404, `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, {
+        code: "model_not_found",
+        field: "model",
+      });
     }
     return c.json(toOpenAiModel(model), 200);
   })
@@ -196,8 +211,6 @@ export const openAiRoutes = createOpenAiRouter()
       contextId: body.context_id,
       idempotencyKey: c.req.valid("header")["idempotency-key"],
       requestId: c.get("requestId"),
-    }).catch((err: unknown) => {
-      throw withReplyHeaders(err);
     });
     const chunks = completionChunks(turn.meta, body.stream_options?.include_usage === true);
     return replyWith(c, turn, body.stream === true, {
@@ -206,7 +219,7 @@ export const openAiRoutes = createOpenAiRouter()
       delta: chunks.delta,
       done: chunks.end,
       // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
-      error: (error) => ({ data: JSON.stringify(openAiErrorBody(error)) }),
+      error: (error) => ({ data: JSON.stringify(openAiError(error).body) }),
     });
   })
   .all("/*", unknownPath);

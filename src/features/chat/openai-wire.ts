@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { SSEMessage } from "hono/streaming";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
-import { excerpt } from "../../platform/http/errors";
+import { excerpt } from "../../platform/errors";
 import type { ChatMessage, Sampling } from "../../platform/models/adapter";
 import type { Completion, CompletionMeta } from "./completions";
 

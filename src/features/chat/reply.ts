@@ -1,29 +1,14 @@
 import type { Context } from "hono";
 import { streamSSE, type SSEMessage } from "hono/streaming";
 import type { AppEnv } from "../../platform/deps";
-import { ApiError } from "../../platform/http/errors";
-import type { Credits } from "../account/credits";
-import { CreditsUsedUp, StillAnswering, type Turn } from "./exchange";
+import { creditHeaders, toHttpError, type HttpError } from "../../platform/http/error-mapper";
+import type { Turn } from "./exchange";
 import { waitUntil } from "../../platform/wait-until";
 
 // ---------------------------------------------------------------------------------------
 // A chat exchange on the wire, for /chat/send and /v1/chat/completions alike: the service
 // owns the exchange (debit, model, storage, refund); a route only picks the wire format.
 // ---------------------------------------------------------------------------------------
-
-/** X-Credits-Remaining and X-Credits-Reset for a reply. */
-export function creditHeaders(credits: Pick<Credits, "remaining" | "resetAt">): Record<string, string> {
-  return { "X-Credits-Remaining": String(credits.remaining), "X-Credits-Reset": credits.resetAt };
-}
-
-/** The exchange core's refusals with their reply headers: when to retry, and the credits. */
-export function withReplyHeaders(err: unknown): unknown {
-  if (err instanceof CreditsUsedUp) {
-    return new ApiError(402, err.message, { "Retry-After": String(err.retryAfterSeconds), ...creditHeaders(err.credits) });
-  }
-  if (err instanceof StillAnswering) return new ApiError(409, err.message, { "Retry-After": String(err.retryAfterSeconds) });
-  return err;
-}
 
 /** How one surface writes a reply: whole as JSON, or as server-sent events. */
 export interface WireFormat<R> {
@@ -35,7 +20,7 @@ export interface WireFormat<R> {
   /** Events that end a stream, once the exchange is stored. */
   done(reply: R): SSEMessage[];
   /** The event that ends a stream that failed after it began. */
-  error(error: ApiError): SSEMessage;
+  error(error: HttpError): SSEMessage;
 }
 
 /**
@@ -80,8 +65,7 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
         for (const message of messages) await sse.writeSSE(message);
       }
     } catch (err) {
-      const error = err instanceof ApiError ? err : new ApiError(500, `internal error; quote request id ${requestId} when reporting it`);
-      if (!(err instanceof ApiError)) log.error("chat stream failed", { requestId, err });
+      const error = toHttpError(err, requestId, (fault) => log.error("chat stream failed", { requestId, err: fault }));
       if (!sse.aborted) await sse.writeSSE(wire.error(error));
     } finally {
       await events.return(undefined); // an exchange left unread is released

@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import type { SSEMessage } from "hono/streaming";
-import { ApiError, type ErrorBody } from "../../platform/http/errors";
+import { errorBody, type HttpError } from "../../platform/http/error-mapper";
 import { createRouter } from "../../platform/http/router";
 import { sendChat, type ChatReply } from "./send";
 import { CreditsSchema } from "../account/credits-routes";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
-import { replyWith, withReplyHeaders, type WireFormat } from "./reply";
+import { replyWith, type WireFormat } from "./reply";
 
 const MAX_MESSAGE_CHARS = 32_000;
 
@@ -82,10 +82,7 @@ const send = authenticatedRoute({
   },
 });
 
-const errorEvent = (error: ApiError): SSEMessage => ({
-  event: "error",
-  data: JSON.stringify({ error: error.status, message: error.message } satisfies ErrorBody),
-});
+const errorEvent = (error: HttpError): SSEMessage => ({ event: "error", data: JSON.stringify(errorBody(error)) });
 
 /** /chat/send's wire format: the reply as JSON, or `data: {delta}` events and `event: done` with the reply without `response`. */
 const chatWire: WireFormat<ChatReply> = {
@@ -105,8 +102,6 @@ export const chatRoutes = createRouter().openapi(send, async (c) => {
     contextId,
     idempotencyKey: c.req.valid("header")["idempotency-key"],
     requestId: c.get("requestId"),
-  }).catch((err: unknown) => {
-    throw withReplyHeaders(err);
   });
   return replyWith(c, turn, stream === true, chatWire);
 });

@@ -2,7 +2,8 @@ import { and, desc, eq, sql, type Placeholder } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { randomId, sha256Hex, timeOrderedId } from "../../platform/encoding";
 import { bound, boundRows, perDb, type Db } from "../../platform/db";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { excerpt, type DomainError } from "../../platform/errors";
+import { ContextNotFound } from "../contexts/errors";
 import type { ChatMessage } from "../../platform/models/adapter";
 import type { RegisteredModel } from "../../platform/models/registry";
 import { contexts, messages } from "../../../schema/index";
@@ -77,7 +78,7 @@ export type ChatOpening =
       /** What the batch that stores the exchange holds for the model's reply. */
       settle(response: string): Settlement<ChatReply>;
       /** A 404 when the context was deleted while the model answered. */
-      explainStoreFailure(err: unknown): ApiError | undefined;
+      explainStoreFailure(err: unknown): DomainError | undefined;
     };
 
 /** What makes two requests with the same Idempotency-Key the same request. */
@@ -120,7 +121,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
       boundRows(prepared.history, { contextId, userId }, (row) => ({ role: row[0] as ChatMessage["role"], content: row[1] as string })),
     ];
     extension.explainRefusal = ([context]) =>
-      (context as unknown[]).length === 0 ? new ApiError(404, `context ${excerpt(contextId)} not found`) : undefined;
+      (context as unknown[]).length === 0 ? new ContextNotFound(contextId) : undefined;
   }
   const idempotency = input.idempotencyKey
     ? { key: input.idempotencyKey, fingerprint: input.fingerprint ?? (await chatFingerprint(input)) }
@@ -165,7 +166,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
     },
     explainStoreFailure(err) {
       if (!isNew && /FOREIGN KEY/i.test(String((err as Error)?.message ?? err))) {
-        return new ApiError(404, `context ${excerpt(contextId)} was deleted while the model was answering; nothing was charged`);
+        return new ContextNotFound(contextId, `context ${excerpt(contextId)} was deleted while the model was answering; nothing was charged`);
       }
       return undefined;
     },

@@ -1,12 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { ApiError } from "../../platform/http/errors";
+import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
 import { createContext, deleteContext, getContext, listContexts, updateContext, type GroupFilter } from "./contexts";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "./search";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
 import { intQuery } from "../../platform/http/query";
-import { serviceId } from "../../platform/http/service-id";
+import { Id, serviceId } from "../../platform/http/service-id";
 import { text } from "../../platform/http/text";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
@@ -43,8 +44,6 @@ const contextName = text(1, 200, { trim: true, message: "must be 1..200 characte
   example: "Repotting the monstera",
 });
 
-/** Ids are this service's (`ctx_…`, `grp_…`); anything up to 100 characters is looked up, and is 404 if it is none. */
-export const Id = z.string().min(1).max(100);
 
 const idParam = z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }) });
 const groupId = Id.openapi({ example: "grp_Jx0vN2b4QmS8cD1eF5gH7w" });
@@ -195,8 +194,8 @@ const deleteRoute = authenticatedRoute({
   responses: { 204: { description: "Deleted" } },
 }, { errors: [404] });
 
-const contextNotFound = (id: string) => new ApiError(404, `context ${excerpt(id)} not found`);
-const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found; list your groups with GET /groups`);
+const contextNotFound = (id: string) => new ApiError(404, `context ${excerpt(id)} not found`, { code: "context_not_found" });
+const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found; list your groups with GET /groups`, { code: "group_not_found" });
 
 // /contexts/search is registered before /contexts/{id}, which would otherwise take it.
 export const contextRoutes = createRouter()

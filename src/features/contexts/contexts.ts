@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { randomId } from "../../platform/encoding";
-import type { Db } from "../../platform/db";
+import type { Db, Position } from "../../platform/db";
 import { contexts, groups, messages, shares } from "../../../schema/index";
 import { deleteSearchEntries } from "./search";
 import { ensureUser } from "../../platform/auth/users";
@@ -59,11 +59,6 @@ export const toContextView = (row: ContextRow): ContextView => ({
   updatedAt: row.updatedAt.toISOString(),
 });
 
-/** A keyset position: a time (ms since the epoch) and an id that breaks ties. */
-export interface Position {
-  at: number;
-  id: string;
-}
 
 const ownContext = (userId: string, id: string) => and(eq(contexts.id, id), eq(contexts.userId, userId));
 const ownGroup = (userId: string, id: string) => and(eq(groups.id, id), eq(groups.userId, userId));

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { ApiError } from "../../platform/http/errors";
+import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
 import { createGroup, deleteGroup, listGroups, renameGroup } from "./groups";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
-import { Id } from "./contexts-routes";
-import { serviceId } from "../../platform/http/service-id";
+import { Id, serviceId } from "../../platform/http/service-id";
 import { text } from "../../platform/http/text";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
@@ -72,8 +72,8 @@ const deleteRoute = authenticatedRoute({
 }, { errors: [404] });
 
 const nameTaken = (name: string) =>
-  new ApiError(409, `you already have a group named ${JSON.stringify(excerpt(name))}; choose another name`);
-const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found`);
+  new ApiError(409, `you already have a group named ${JSON.stringify(excerpt(name))}; choose another name`, { code: "group_exists" });
+const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found`, { code: "group_not_found" });
 
 export const groupRoutes = createRouter()
   .openapi(listRoute, async (c) => c.json({ items: await listGroups(c.get("deps").db, c.get("principal").userId) }, 200))

@@ -1,13 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/deps";
-import { ApiError, excerpt } from "../../platform/http/errors";
+import { ApiError } from "../../platform/http/errors";
+import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
 import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, type ShareView } from "./shares";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
-import { Id } from "./contexts-routes";
 import { errorResponses } from "../../platform/http/error-responses";
-import { serviceId } from "../../platform/http/service-id";
+import { Id, serviceId } from "../../platform/http/service-id";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
@@ -142,7 +142,7 @@ const withUrl = (c: Context<AppEnv>, share: ShareView) => ({
   expiresAt: share.expiresAt,
 });
 
-const linkNotFound = () => new ApiError(404, "this shared link does not exist, has been revoked or has expired");
+const linkNotFound = () => new ApiError(404, "this shared link does not exist, has been revoked or has expired", { code: "share_not_found" });
 
 export const shareRoutes = createRouter()
   .openapi(shareRoute, async (c) => {
@@ -150,7 +150,7 @@ export const shareRoutes = createRouter()
     const { id } = c.req.valid("param");
     const { expiresIn } = c.req.valid("json");
     const result = await shareContext(db, c.get("principal").userId, id, { expiresInSeconds: expiresIn }, now());
-    if (result === "not-found") throw new ApiError(404, `context ${excerpt(id)} not found`);
+    if (result === "not-found") throw new ApiError(404, `context ${excerpt(id)} not found`, { code: "context_not_found" });
     if (result === "too-large") {
       throw new ApiError(
         413,
@@ -162,8 +162,8 @@ export const shareRoutes = createRouter()
   .openapi(revokeRoute, async (c) => {
     const { id } = c.req.valid("param");
     const result = await revokeShare(c.get("deps").db, c.get("principal").userId, id);
-    if (result === "no-context") throw new ApiError(404, `context ${excerpt(id)} not found`);
-    if (result === "no-share") throw new ApiError(404, `context ${excerpt(id)} has no share link`);
+    if (result === "no-context") throw new ApiError(404, `context ${excerpt(id)} not found`, { code: "context_not_found" });
+    if (result === "no-share") throw new ApiError(404, `context ${excerpt(id)} has no share link`, { code: "share_not_found" });
     return c.body(null, 204);
   })
   .openapi(listRoute, async (c) => {

@@ -2,7 +2,8 @@ import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { randomId } from "../../platform/encoding";
 import type { Db } from "../../platform/db";
 import { contexts, shares } from "../../../schema/index";
-import { readWholeContext, type MessageView, type Position } from "./contexts";
+import type { Position } from "../../platform/db";
+import { readWholeContext, type MessageView } from "./contexts";
 
 /** A shared message: what the snapshot keeps of it (no ids, nothing about the owner). */
 export type SharedMessage = Omit<MessageView, "id">;

@@ -16,6 +16,7 @@ const requireTranscriber = createMiddleware<AppEnv>(async (c, next) => {
     throw new ApiError(
       503,
       "speech to text is not configured: set STT_BASE_URL (an OpenAI-compatible …/v1) and STT_API_KEY, or bind Workers AI as AI",
+      { code: "speech_to_text_not_configured" },
     );
   }
   const type = c.req.header("Content-Type") ?? "";

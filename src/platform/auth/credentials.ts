@@ -14,7 +14,7 @@ import { DiscoveryError, InvalidTokenError, type Identity } from "./jwt";
  */
 function unauthorized(message: string, error?: "invalid_request" | "invalid_token"): ApiError {
   const challenge = error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"';
-  return new ApiError(401, message, { "WWW-Authenticate": challenge });
+  return new ApiError(401, message, { headers: { "WWW-Authenticate": challenge } });
 }
 
 /**
@@ -38,7 +38,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         identity = await verifyJwt(credential.value);
       } catch (err) {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
-        if (err instanceof DiscoveryError) throw new ApiError(503, err.message, { "Retry-After": "10" });
+        if (err instanceof DiscoveryError) throw new ApiError(503, err.message, { code: "identity_provider_unavailable", headers: { "Retry-After": "10" } });
         throw err;
       }
       c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
@@ -53,7 +53,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
     throw new ApiError(
       429,
       `too many requests: at most ${rateLimiter.perMinute} a minute per user; retry in ${verdict.retryAfterSeconds} s`,
-      { "Retry-After": String(verdict.retryAfterSeconds) },
+      { headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
     );
   }
 
@@ -87,7 +87,7 @@ async function countFailure(c: Context<AppEnv>): Promise<void> {
     throw new ApiError(
       429,
       `too many failed authentications from this address; check the credential, then retry in ${verdict.retryAfterSeconds} s`,
-      { "Retry-After": String(verdict.retryAfterSeconds) },
+      { code: "too_many_failed_authentications", headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
     );
   }
 }
@@ -95,7 +95,7 @@ async function countFailure(c: Context<AppEnv>): Promise<void> {
 /** For what only a signed-in person may do (managing API keys): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
   if (c.get("principal")?.via !== "jwt") {
-    throw new ApiError(403, "API keys cannot manage API keys; sign in with your identity provider's access token");
+    throw new ApiError(403, "API keys cannot manage API keys; sign in with your identity provider's access token", { code: "api_key_not_allowed" });
   }
   await next();
 });

@@ -4,6 +4,10 @@ export const ErrorSchema = z
   .object({
     error: z.number().int().openapi({ example: 404, format: "int32" }),
     message: z.string().openapi({ example: "plant 42 not found" }),
+    code: z.string().optional().openapi({
+      example: "plant_not_found",
+      description: "Stable and machine-readable, for clients that branch on the kind of error (docs/api.md lists them)",
+    }),
   })
   .openapi("Error");
 

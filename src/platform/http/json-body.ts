@@ -3,7 +3,8 @@ import { bodyLimit } from "hono/body-limit";
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
-import { ApiError, excerpt } from "./errors";
+import { ApiError } from "./errors";
+import { excerpt } from "../errors";
 
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -13,7 +14,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 // pooled client opens a new one instead of writing its next request into a closed socket.
 // (Workers own the connection and ignore this header.)
 const tooLarge = (): never => {
-  throw new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`, { Connection: "close" });
+  throw new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`, { headers: { Connection: "close" } });
 };
 
 const countedBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });

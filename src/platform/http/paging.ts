@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { encodeBase64url } from "../encoding";
 import { parseInt64 } from "./int64";
-import type { Position } from "../../features/contexts/contexts";
+import type { Position } from "../db";
 import { intQuery } from "./query";
 
 /** Cursors this service gives out: base64url, so they travel in a query string as they are. */

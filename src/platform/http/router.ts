@@ -1,7 +1,8 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
 import type { AppEnv } from "../deps";
-import { ApiError, excerpt } from "./errors";
+import { ApiError } from "./errors";
+import { excerpt } from "../errors";
 
 const nouns: Record<string, string> = {
   string: "a string",

@@ -8,3 +8,6 @@ import { z } from "@hono/zod-openapi";
 export function serviceId(prefix: "ctx" | "grp" | "key" | "msg" | "shr" | "usr", example: string) {
   return z.string().openapi({ pattern: `^${prefix}_[A-Za-z0-9_-]{22}$`, example });
 }
+
+/** An id in a request (`ctx_…`, `grp_…`): anything up to 100 characters is looked up, and is 404 if it is none. */
+export const Id = z.string().min(1).max(100);

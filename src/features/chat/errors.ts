@@ -1,0 +1,82 @@
+import { DomainError, excerpt } from "../../platform/errors";
+import type { Credits } from "../account/credits";
+
+// The chat exchange's refusals and failures, in the domain's words (see src/platform/errors.ts).
+// Every one of them means: nothing was charged.
+
+/** The request names a model this server does not have. */
+export class ModelNotFound extends DomainError {
+  constructor(message: string) {
+    super("invalid", "model_not_found", message, { field: "model" });
+  }
+}
+
+/** The model exists but cannot be used now: its provider is not configured, or refused this server. */
+export class ModelUnavailable extends DomainError {
+  constructor(message: string, code: "model_not_configured" | "model_unreachable" = "model_not_configured") {
+    super("unavailable", code, message, { field: "model" });
+  }
+}
+
+/** The model's provider failed before the reply was complete. */
+export class ModelFailed extends DomainError {
+  constructor(modelId: string) {
+    super("upstream-failed", "model_failed", `model ${modelId} failed to answer; nothing was charged, try again`);
+  }
+}
+
+/** The model's provider did not answer (or stopped answering) within the timeout. */
+export class ModelTimedOut extends DomainError {
+  constructor(modelId: string, limit: string) {
+    super("upstream-timeout", "model_timeout", `model ${modelId} did not answer within ${limit}; nothing was charged, try again`);
+  }
+}
+
+/** The caller went away or stopped the reply before it was complete. */
+export class ExchangeCancelled extends DomainError {
+  constructor() {
+    super("cancelled", "cancelled", "the request was cancelled by the client before the reply was complete; nothing was charged");
+  }
+}
+
+/** The day's credits do not cover the message; they return at the next 00:00 UTC. */
+export class CreditsUsedUp extends DomainError {
+  constructor(
+    message: string,
+    readonly credits: Credits,
+    retryAfterSeconds: number,
+  ) {
+    super("quota", "credits_used_up", message, { retryAfterSeconds, credits });
+  }
+}
+
+/** The model costs more than a whole day's allowance: no waiting helps. */
+export class PriceOverAllowance extends DomainError {
+  constructor(modelId: string, price: number, allowance: number) {
+    super(
+      "quota",
+      "model_over_allowance",
+      `insufficient credits: model ${modelId} costs ${price} credits per message, more than the daily allowance of ${allowance}; choose another model`,
+      { field: "model" },
+    );
+  }
+}
+
+/** The first request with this Idempotency-Key is still running; its reply comes soon. */
+export class IdempotencyKeyInUse extends DomainError {
+  constructor() {
+    super(
+      "conflict",
+      "idempotency_key_in_use",
+      "a request with this Idempotency-Key is still being answered; retry in a few seconds to get its reply",
+      { retryAfterSeconds: 2 },
+    );
+  }
+}
+
+/** The Idempotency-Key was already used for a different request. */
+export class IdempotencyKeyReused extends DomainError {
+  constructor() {
+    super("mismatch", "idempotency_key_reused", "this Idempotency-Key was already used for a different request; send a new key for a new message");
+  }
+}

@@ -1,0 +1,8 @@
+import { DomainError, excerpt } from "../../platform/errors";
+
+/** The context a request names is not one of the caller's (or no longer exists). */
+export class ContextNotFound extends DomainError {
+  constructor(contextId: string, message = `context ${excerpt(contextId)} not found`) {
+    super("not-found", "context_not_found", message, { field: "contextId" });
+  }
+}

@@ -1,0 +1,66 @@
+// ---------------------------------------------------------------------------------------
+// Errors in the domain's words. A service that refuses or fails throws a DomainError: what
+// kind of failure it is, a stable machine-readable `code` clients may branch on, and one
+// sentence a person can act on. Services know no HTTP: the edge
+// (src/platform/http/error-mapper.ts) turns the kind into a status and the details into
+// headers, for each surface. The codes are listed in docs/api.md.
+// ---------------------------------------------------------------------------------------
+
+/** What kind of failure: the edge maps each to one status. */
+export type ErrorKind =
+  /** The request asks for something that cannot be: an unknown model, a bad combination. */
+  | "invalid"
+  /** What the request names does not exist for this caller. */
+  | "not-found"
+  /** It collides with something that exists or is still running. */
+  | "conflict"
+  /** A key was reused for a different request. */
+  | "mismatch"
+  /** The caller's allowance does not cover it. */
+  | "quota"
+  /** A dependency (a model's provider, the identity provider, storage) is not there now. */
+  | "unavailable"
+  /** A dependency answered with a failure. */
+  | "upstream-failed"
+  /** A dependency did not answer in time. */
+  | "upstream-timeout"
+  /** The caller went away or asked to stop before the end. */
+  | "cancelled";
+
+export interface ErrorDetail {
+  /** When retrying may succeed, in seconds. */
+  retryAfterSeconds?: number;
+  /** The request field the error is about, e.g. `model`. */
+  field?: string;
+  /** The caller's credits as they stand, when the error is about them. */
+  credits?: { remaining: number; resetAt: string };
+}
+
+export class DomainError extends Error {
+  override name = "DomainError";
+  constructor(
+    readonly kind: ErrorKind,
+    /** Stable, machine-readable, snake_case: `credits_used_up`, `context_not_found`, … */
+    readonly code: string,
+    message: string,
+    readonly detail: ErrorDetail = {},
+  ) {
+    super(message);
+  }
+}
+
+const EXCERPT_CHARS = 60;
+
+/**
+ * What a client sent, fit to quote in an error message: at most 60 characters (then `…`),
+ * control and invisible formatting characters escaped, so a message stays one short,
+ * printable line whatever was sent.
+ */
+export function excerpt(text: string): string {
+  const chars = Array.from(text);
+  const shown = chars.length > EXCERPT_CHARS ? chars.slice(0, EXCERPT_CHARS) : chars;
+  const escaped = shown
+    .map((ch) => (/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]|\p{Cs}/u.test(ch) ? `\\u${ch.codePointAt(0)!.toString(16).padStart(4, "0")}` : ch))
+    .join("");
+  return chars.length > EXCERPT_CHARS ? `${escaped}…` : escaped;
+}

@@ -1,0 +1,85 @@
+import { HTTPException } from "hono/http-exception";
+import { DomainError, type ErrorKind } from "../errors";
+import { ApiError, type ErrorBody, type ErrorStatus } from "./errors";
+
+/** An error as the HTTP edge answers it, before a surface shapes its body. */
+export interface HttpError {
+  status: ErrorStatus;
+  code: string;
+  message: string;
+  headers: Record<string, string>;
+  field: string | null;
+}
+
+const STATUS_OF: Record<ErrorKind, ErrorStatus> = {
+  invalid: 400,
+  cancelled: 400,
+  "not-found": 404,
+  conflict: 409,
+  mismatch: 422,
+  quota: 402,
+  unavailable: 503,
+  "upstream-failed": 502,
+  "upstream-timeout": 504,
+};
+
+/** The code of an HTTP-layer error that names none of its own. */
+const GENERIC_CODE: Record<ErrorStatus, string> = {
+  400: "invalid_request",
+  401: "unauthenticated",
+  402: "credits_used_up",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  409: "conflict",
+  413: "body_too_large",
+  415: "unsupported_media_type",
+  422: "unprocessable",
+  429: "rate_limited",
+  500: "internal_error",
+  502: "upstream_failed",
+  503: "unavailable",
+  504: "upstream_timeout",
+};
+
+/**
+ * The one place an error becomes a status, headers and a code: a service's DomainError by
+ * its kind (Retry-After and the credit headers from its details), an ApiError as it says,
+ * Hono's own HTTPExceptions under 500 as they say. Anything else is a fault of the server:
+ * `onFault` logs it, and the caller gets a generic 500 naming the request id.
+ */
+export function toHttpError(err: unknown, requestId: string, onFault: (err: unknown) => void): HttpError {
+  if (err instanceof DomainError) {
+    const status = STATUS_OF[err.kind];
+    const headers: Record<string, string> = {};
+    const { retryAfterSeconds, credits, field } = err.detail;
+    if (retryAfterSeconds !== undefined) headers["Retry-After"] = String(retryAfterSeconds);
+    if (credits) Object.assign(headers, creditHeaders(credits));
+    return { status, code: err.code, message: err.message, headers, field: field ?? null };
+  }
+  if (err instanceof ApiError) {
+    return { status: err.status, code: err.code ?? GENERIC_CODE[err.status], message: err.message, headers: err.headers, field: err.field };
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    const status = (err.status in GENERIC_CODE ? err.status : 400) as ErrorStatus;
+    return { status, code: GENERIC_CODE[status], message: err.message || "bad request", headers: {}, field: null };
+  }
+  onFault(err);
+  return {
+    status: 500,
+    code: "internal_error",
+    message: `internal error; quote request id ${requestId} when reporting it`,
+    headers: {},
+    field: null,
+  };
+}
+
+/** X-Credits-Remaining and X-Credits-Reset: a charged reply's, or a 402's. */
+export function creditHeaders(credits: { remaining: number; resetAt: string }): Record<string, string> {
+  return { "X-Credits-Remaining": String(credits.remaining), "X-Credits-Reset": credits.resetAt };
+}
+
+/** The Error body of every surface but /v1. */
+export function errorBody(error: HttpError): ErrorBody {
+  return { error: error.status, message: error.message, code: error.code };
+}
