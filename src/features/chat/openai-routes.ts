@@ -8,7 +8,7 @@ import { describeZodError } from "../../platform/http/router";
 import { availableModels, knownModel, sendCompletion } from "./completions";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
-import { replyWith } from "./reply";
+import { replyWith } from "./exchange-wire";
 import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages } from "./openai-wire";
 
 // ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import { sendChat, type ChatReply } from "./send";
 import { CreditsSchema } from "../account/credits-routes";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
-import { replyWith, type WireFormat } from "./reply";
+import { replyWith, type WireFormat } from "./exchange-wire";
 
 const MAX_MESSAGE_CHARS = 32_000;
 
