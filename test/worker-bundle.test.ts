@@ -1,5 +1,5 @@
 // The Worker bundle exactly as `wrangler deploy` builds it (minified, with wrangler.toml's
-// [alias] stand-ins from src/bundle/ in place of parts of zod), checked where the workerd
+// [alias] stand-ins from src/platform/worker/ in place of parts of zod), checked where the workerd
 // project cannot: its gzipped size against the budget in BENCHMARKS.md, and, run in workerd,
 // its OpenAPI document against the one the Node server builds with all of zod.
 import { execFileSync } from "node:child_process";
