@@ -41,7 +41,7 @@ function parseModelCredits(text: string | undefined, ctx: z.RefinementCtx): Reco
 }
 
 /**
- * The environment, as API.md documents it. Parsed once per process (Node) or per isolate
+ * The environment, as the README's Configuration section documents it. Parsed once per process (Node) or per isolate
  * (Workers); a bad value is a startup error that names the variable.
  */
 const ConfigSchema = z.object({

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
 import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
@@ -8,6 +9,24 @@ describe.skipIf(!hasChromium)("settings", () => {
     stack = await startStack();
   });
   afterAll(() => stack?.close());
+
+  it("has every settings section the docs name (Settings → …), each opening its own page", async () => {
+    const docs = ["README.md", "docs/web-client.md"].map((f) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8")).join("\n");
+    const named = [...new Set([...docs.matchAll(/Settings → ([A-Z][\w ]*?)(?=[;:,.)]|$| \()/gm)].map((m) => m[1]!.trim()))];
+    expect(named.length).toBeGreaterThan(0);
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "docs-reader");
+    await page.goto("/settings");
+    const sections = page.getByRole("navigation", { name: "Settings sections" });
+    for (const name of named) {
+      const tab = sections.getByRole("link", { name, exact: true });
+      expect(await tab.isVisible(), `docs name Settings → ${name}`).toBe(true);
+      await tab.click();
+      expect(await tab.getAttribute("aria-current")).toBe("page");
+    }
+    await context.close();
+  });
 
   it("keeps the dark theme across a reload, from the first paint, and on another device of the same user", async () => {
     const context = await stack.newContext({ colorScheme: "light" });

@@ -6,6 +6,8 @@ import { join } from "node:path";
 export interface ServerProcess {
   /** Where it listens, as it logged it (http://localhost:<port>). */
   url: string;
+  /** Its DATABASE_URL: its data folder also holds its local-login key (npm run token). */
+  databaseUrl: string;
   /** What it wrote to stdout and stderr so far. */
   output(): string;
   close(): Promise<void>;
@@ -21,8 +23,9 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(AUTH_|PUBLIC_BASE_URL|NODE_ENV|WEB_DIST_DIR|STT_|PORT$|DATABASE_)/.test(k)),
   );
+  const databaseUrl = `file:${join(dir, "db")}`;
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
-    env: { ...inherited, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "db")}`, LOG_LEVEL: "info", ...env },
+    env: { ...inherited, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: databaseUrl, LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -38,6 +41,7 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
   });
   return {
     url,
+    databaseUrl,
     output: () => output,
     async close() {
       if (child.exitCode === null) {

@@ -7,7 +7,7 @@ import { DisplayName } from "../../platform/http/display-name";
 import { errorResponses } from "../../platform/http/error-responses";
 
 // Before the body is validated: outside local login the endpoint does not exist at all, as
-// API.md promises (the ordinary 404, not a 403 or a 400 about the body).
+// docs/api.md says (the ordinary 404, not a 403 or a 400 about the body).
 const onlyInLocalLogin = createMiddleware<AppEnv>(async (c, next) => {
   if (!c.get("deps").localLogin) throw new ApiError(404, `no such endpoint: ${c.req.method} ${c.req.path}`);
   await next();

@@ -22,8 +22,9 @@ const WINDOW_MS = 60_000;
 const MAX_TRACKED = 50_000;
 
 /**
- * Counts in this process's memory: exact on one Node server. State is a cache that may be
- * lost at any time, as DESIGN.md allows; on Workers each isolate would count on its own.
+ * Counts in this process's memory: exact on one Node server. The counts are a cache that may
+ * be lost at any time (a restart forgets them, which only lets a client a little further);
+ * on Workers each isolate would count on its own.
  */
 export function createRateLimiter(perMinute: number): MemoryRateLimiter {
   const windows = new Map<string, { start: number; count: number }>();

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 
-/** API.md: JSON is `application/json; charset=utf-8`. */
+/** docs/api.md: JSON is `application/json; charset=utf-8`. */
 const JSON_UTF8 = "application/json; charset=utf-8";
 
 type HeaderRecord = Record<string, string | string[]>;
