@@ -62,6 +62,9 @@ const ConfigSchema = z.object({
   AUTH_OIDC_CLIENT_ID: optionalText,
   AUTH_OIDC_SCOPES: optionalText.transform((v) => v ?? "openid profile email"),
   AUTH_OIDC_AUDIENCE: optionalText,
+  // How long the identity provider's keys are used before they are fetched again: a rotated
+  // key is picked up within this time (a token signed with an unknown key fetches at once).
+  AUTH_KEYS_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   // The local-login key handed to the Worker by `npm run dev` (a private JWK as JSON).
   LOCAL_LOGIN_PRIVATE_JWK: optionalText,
   // Where the Node server finds the built web client (relative to the working directory).

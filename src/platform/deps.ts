@@ -136,6 +136,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       source,
       issuer: config.AUTH_OIDC_ISSUER ?? config.AUTH_ISSUER,
       audience: config.AUTH_OIDC_AUDIENCE ?? config.AUTH_AUDIENCE,
+      keysMaxAgeMs: config.AUTH_KEYS_MAX_AGE_SECONDS * 1000,
     }),
     models: createModelRegistry(config, { workersAi: options.workersAi, fetch: options.upstreamFetch }),
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),

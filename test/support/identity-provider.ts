@@ -12,6 +12,10 @@ export interface IdentityProvider {
   discoveryHits(): number;
   /** Makes the discovery document answer 503 (false) or work again (true). */
   setDiscoveryUp(up: boolean): void;
+  /** How the JWKS endpoint behaves: serves its keys, answers 503, or never answers. */
+  setJwksMode(mode: "up" | "down" | "hang"): void;
+  /** A second signing key, with its own kid, which the JWKS serves from now on too. */
+  rotateIn(): Promise<{ sign(sub: string, claims?: JWTPayload): Promise<string> }>;
   privateKey: CryptoKey;
   publicJwk: JWK;
   /** A valid access token for `sub`, with extra claims and header/expiry tweaks. */
@@ -30,6 +34,8 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
   let hits = 0;
   let discoveryHits = 0;
   let discoveryUp = true;
+  let jwksMode: "up" | "down" | "hang" = "up";
+  const served: JWK[] = [publicJwk];
   const server: Server = createServer((req, res) => {
     // OpenID Connect discovery, as any provider serves it under its issuer.
     if (req.url === "/.well-known/openid-configuration") {
@@ -52,8 +58,10 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
     }
     if (req.url === "/.well-known/jwks.json") {
       hits++;
+      if (jwksMode === "hang") return; // the connection stays open, unanswered
+      if (jwksMode === "down") return void res.writeHead(503).end();
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ keys: [publicJwk] }));
+      res.end(JSON.stringify({ keys: served }));
       return;
     }
     res.writeHead(404).end();
@@ -70,6 +78,23 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
     jwksHits: () => hits,
     discoveryHits: () => discoveryHits,
     setDiscoveryUp: (up) => void (discoveryUp = up),
+    setJwksMode: (mode) => void (jwksMode = mode),
+    async rotateIn() {
+      const next = await generateKeyPair("ES256", { extractable: true });
+      const nextKid = `test-key-${served.length + 1}`;
+      served.push({ ...(await exportJWK(next.publicKey)), kid: nextKid, alg: "ES256", use: "sig" });
+      return {
+        sign: (sub, claims = {}) =>
+          new SignJWT(claims)
+            .setProtectedHeader({ alg: "ES256", kid: nextKid, typ: "JWT" })
+            .setIssuer(issuer)
+            .setAudience(audience)
+            .setSubject(sub)
+            .setIssuedAt()
+            .setExpirationTime("1h")
+            .sign(next.privateKey),
+      };
+    },
     privateKey,
     publicJwk,
     sign: (sub, claims = {}, options = {}) =>
@@ -81,6 +106,10 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
         .setIssuedAt()
         .setExpirationTime(options.expiresIn ?? "1h")
         .sign(privateKey),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // a hanging JWKS request must not keep it open
+      }),
   };
 }

@@ -6,7 +6,7 @@ import { waitUntil } from "../wait-until";
 import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
 import { clientKey } from "./rate-limit";
 import { userIdFor } from "./identity";
-import { DiscoveryError, InvalidTokenError, type Identity } from "./jwt";
+import { InvalidTokenError, KeysUnavailable, type Identity } from "./jwt";
 
 /**
  * A 401 with its RFC 6750 challenge: no error code when no credential came, else
@@ -38,7 +38,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         identity = await verifyJwt(credential.value);
       } catch (err) {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
-        if (err instanceof DiscoveryError) throw new ApiError(503, err.message, { code: "identity_provider_unavailable", headers: { "Retry-After": "10" } });
+        if (err instanceof KeysUnavailable) throw new ApiError(503, err.message, { code: "identity_provider_unavailable", headers: { "Retry-After": "10" } });
         throw err;
       }
       c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });

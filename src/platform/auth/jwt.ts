@@ -1,4 +1,5 @@
 import {
+  createLocalJWKSet,
   createRemoteJWKSet,
   errors,
   importJWK,
@@ -32,6 +33,8 @@ export interface JwtVerifierOptions {
   source: JwtKeySource;
   issuer?: string;
   audience?: string;
+  /** How long a provider's keys (JWKS, OpenID) are used before they are fetched again; default 10 minutes. */
+  keysMaxAgeMs?: number;
 }
 
 export type JwtVerifier = (token: string) => Promise<Identity>;
@@ -51,7 +54,7 @@ const PEM_CANDIDATES = ["ES256", "ES384", "ES512", "RS256", "EdDSA"];
  */
 export async function createJwtVerifier(options: JwtVerifierOptions): Promise<JwtVerifier> {
   // Key import errors surface here, at startup, not as 401s later.
-  const source = keyFor(options.source);
+  const source = keyFor(options.source, options.keysMaxAgeMs ?? KEYS_MAX_AGE_MS);
   const key = await source.key;
   const algorithms = await source.algorithms;
   const verified = new VerifiedTokenCache();
@@ -68,7 +71,7 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
         clockTolerance: 5,
       }));
     } catch (err) {
-      if (err instanceof DiscoveryError) throw err;
+      if (err instanceof KeysUnavailable) throw err;
       throw new InvalidTokenError(reason(err));
     }
     // jose checks that sub and iss are present, not what they are: the user's identity is
@@ -118,18 +121,15 @@ class VerifiedTokenCache {
   }
 }
 
-function keyFor(source: JwtKeySource): {
+function keyFor(source: JwtKeySource, keysMaxAgeMs: number): {
   key: Promise<CryptoKey | Uint8Array | JWTVerifyGetKey>;
   algorithms: Promise<string[]>;
 } {
   switch (source.kind) {
-    case "jwks": {
-      // jose caches the key set and refetches it (rate limited) when a new `kid` appears.
-      const jwks = createRemoteJWKSet(new URL(source.url), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
-      return { key: Promise.resolve(jwks), algorithms: Promise.resolve(ASYMMETRIC) };
-    }
+    case "jwks":
+      return { key: Promise.resolve(outageTolerantKeySet(new URL(source.url), keysMaxAgeMs)), algorithms: Promise.resolve(ASYMMETRIC) };
     case "oidc":
-      return { key: Promise.resolve(discoveredKeySet(source.issuer)), algorithms: Promise.resolve(ASYMMETRIC) };
+      return { key: Promise.resolve(discoveredKeySet(source.issuer, keysMaxAgeMs)), algorithms: Promise.resolve(ASYMMETRIC) };
     case "hs256":
       return { key: Promise.resolve(new TextEncoder().encode(source.secret)), algorithms: Promise.resolve(["HS256"]) };
     case "jwk":
@@ -144,11 +144,62 @@ function keyFor(source: JwtKeySource): {
 }
 
 /**
- * The issuer's discovery document cannot be had: the token may well be good, so this is the
- * service's trouble (a 503), not a reason to send the person back through login.
+ * The identity provider's keys (or its discovery document) cannot be had now: the token may
+ * well be good, so this is the service's trouble (a 503 with Retry-After), never a reason to
+ * send the person back through login, and never a failed authentication.
  */
-export class DiscoveryError extends Error {
-  override name = "DiscoveryError";
+export class KeysUnavailable extends Error {
+  override name = "KeysUnavailable";
+}
+
+/** How long keys fetched from a provider are used before they are fetched again (AUTH_KEYS_MAX_AGE_SECONDS). */
+const KEYS_MAX_AGE_MS = 10 * 60_000;
+/** After a failed fetch, known keys serve alone this long (at most the keys' age) before the provider is asked again. */
+const OUTAGE_RETRY_MS = 10_000;
+
+/** What jose throws about the token itself (its `kid` or `alg`), as opposed to the key source failing. */
+const aboutTheToken = (err: unknown) =>
+  err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys || err instanceof errors.JOSENotSupported || err instanceof errors.JOSEAlgNotAllowed;
+
+/**
+ * A provider's key set (jose's remote JWKS: cached, refetched when old or when a new `kid`
+ * appears) that outlives the provider's outages. When the provider cannot be reached, the
+ * keys it last served keep verifying tokens signed with them, past their age, and the
+ * provider is asked again only every OUTAGE_RETRY_MS (or the keys' age, if shorter), so an
+ * outage costs no request a wait for a fetch that fails. A token that needs keys this service does not have, while the
+ * provider is down, is KeysUnavailable (503), not a bad token.
+ */
+function outageTolerantKeySet(url: URL, maxAgeMs: number): JWTVerifyGetKey {
+  const remote = createRemoteJWKSet(url, { cacheMaxAge: maxAgeMs, cooldownDuration: Math.min(30_000, maxAgeMs), timeoutDuration: 3_000 });
+  const retryMs = Math.min(OUTAGE_RETRY_MS, maxAgeMs);
+  let failedAt = -Infinity;
+  let lastKnown: { getKey: JWTVerifyGetKey } | undefined;
+  const fromLastKnown = async (header: Parameters<JWTVerifyGetKey>[0], token: Parameters<JWTVerifyGetKey>[1], cause: unknown) => {
+    const known = remote.jwks();
+    if (!known) throw new KeysUnavailable(`the identity provider's keys (${url.href}) could not be fetched; try again shortly`, { cause });
+    lastKnown ??= { getKey: createLocalJWKSet(known) };
+    try {
+      return await lastKnown.getKey(header, token);
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey) {
+        throw new KeysUnavailable("the token is signed by a key the identity provider has not served yet, and it cannot be reached; try again shortly", { cause });
+      }
+      throw err;
+    }
+  };
+  return async (header, token) => {
+    if (!remote.fresh && Date.now() - failedAt < retryMs) return fromLastKnown(header, token, undefined);
+    try {
+      const key = await remote(header, token);
+      lastKnown = undefined;
+      return key;
+    } catch (err) {
+      if (aboutTheToken(err)) throw err;
+      failedAt = Date.now();
+      lastKnown = undefined;
+      return fromLastKnown(header, token, err);
+    }
+  };
 }
 
 /**
@@ -158,7 +209,7 @@ export class DiscoveryError extends Error {
  * failure is remembered for a short cooldown, so a down provider costs one fetch per
  * cooldown rather than one per request.
  */
-function discoveredKeySet(issuer: string): JWTVerifyGetKey {
+function discoveredKeySet(issuer: string, keysMaxAgeMs: number): JWTVerifyGetKey {
   const COOLDOWN_MS = 10_000;
   let keySet: Promise<JWTVerifyGetKey> | undefined;
   let failedAt = 0;
@@ -170,16 +221,16 @@ function discoveredKeySet(issuer: string): JWTVerifyGetKey {
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       document = (await res.json()) as { jwks_uri?: unknown };
     } catch (err) {
-      throw new DiscoveryError(`the identity provider's discovery document (${url}) could not be fetched: ${err instanceof Error ? err.message : err}; try again shortly`);
+      throw new KeysUnavailable(`the identity provider's discovery document (${url}) could not be fetched: ${err instanceof Error ? err.message : err}; try again shortly`);
     }
     if (typeof document.jwks_uri !== "string" || !/^https?:\/\//.test(document.jwks_uri)) {
-      throw new DiscoveryError(`the identity provider's discovery document (${url}) names no jwks_uri`);
+      throw new KeysUnavailable(`the identity provider's discovery document (${url}) names no jwks_uri`);
     }
-    return createRemoteJWKSet(new URL(document.jwks_uri), { cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 });
+    return outageTolerantKeySet(new URL(document.jwks_uri), keysMaxAgeMs);
   };
   return async (header, token) => {
     if (!keySet && Date.now() - failedAt < COOLDOWN_MS) {
-      throw new DiscoveryError("the identity provider's discovery document could not be fetched; try again shortly");
+      throw new KeysUnavailable("the identity provider's discovery document could not be fetched; try again shortly");
     }
     keySet ??= discover().catch((err) => {
       keySet = undefined;
@@ -226,9 +277,6 @@ function reason(err: unknown): string {
   if (err instanceof errors.JOSEAlgNotAllowed) return "the access token is signed with an algorithm this service does not accept";
   if (err instanceof errors.JWKSNoMatchingKey) return "the access token is signed by a key this service does not trust";
   if (err instanceof errors.JWSSignatureVerificationFailed) return "the access token's signature is invalid";
-  if (err instanceof errors.JWKSTimeout || (err instanceof Error && /fetch|network|ECONNREFUSED/i.test(err.message))) {
-    return "the identity provider's keys could not be fetched; try again shortly";
-  }
   return "the access token is malformed or invalid";
 }
 
