@@ -12,6 +12,7 @@ import { Sidebar } from "./navigator/sidebar";
 import { SettingsScreen } from "./settings/settings-screen";
 import { SharePage } from "./share/share-page";
 import { Icon } from "./ui/icons";
+import { plainText } from "./ui/plain-text";
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -62,7 +63,8 @@ function ConversationTitle({ id }: { id: string | undefined }) {
   const client = useQueryClient();
   const [, rerender] = useState(0);
   useEffect(() => client.getQueryCache().subscribe(() => rerender((n) => n + 1)), [client]);
-  const name = id ? client.getQueryData<{ pages: Array<{ name: string }> }>(["context", id])?.pages[0]?.name : undefined;
+  const stored = id ? client.getQueryData<{ pages: Array<{ name: string }> }>(["context", id])?.pages[0]?.name : undefined;
+  const name = stored === undefined ? undefined : plainText(stored);
   useEffect(() => {
     document.title = name ? `${name} · Assistant Chat` : "Assistant Chat";
   }, [name]);

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
 import type { Context } from "../api/client";
 import { Icon } from "../ui/icons";
+import { plainText } from "../ui/plain-text";
 
 export type RowAction = "rename" | "move" | "share" | "delete";
 
@@ -14,6 +15,8 @@ export function ContextRow(props: {
   onRename: (name: string | null) => void;
 }) {
   const { context } = props;
+  // A name made from a first message may carry its Markdown (`# Title`): it reads as text.
+  const name = plainText(context.name) || context.name;
   const [menu, setMenu] = useState<{ top: number; left: number } | null>(null);
   const button = useRef<HTMLButtonElement>(null);
   const firstItem = useRef<HTMLButtonElement>(null);
@@ -36,25 +39,26 @@ export function ContextRow(props: {
   }, [!!menu]);
 
   if (props.renaming) {
+    const renamed = (value: string) => (value.trim() && value.trim() !== name ? value.trim() : null);
     return (
       <form
         class="row renaming"
         onSubmit={(e) => {
           e.preventDefault();
           const value = new FormData(e.currentTarget).get("name");
-          props.onRename(typeof value === "string" && value.trim() ? value.trim() : null);
+          props.onRename(typeof value === "string" ? renamed(value) : null);
         }}
       >
         <input
           name="name"
           aria-label="New name"
-          defaultValue={context.name}
+          defaultValue={name}
           maxLength={200}
           ref={(el) => {
             if (el && document.activeElement !== el) (el.focus(), el.select());
           }}
           onKeyDown={(e) => e.key === "Escape" && props.onRename(null)}
-          onBlur={(e) => props.onRename(e.currentTarget.value.trim() && e.currentTarget.value.trim() !== context.name ? e.currentTarget.value.trim() : null)}
+          onBlur={(e) => props.onRename(renamed(e.currentTarget.value))}
         />
       </form>
     );
@@ -66,14 +70,14 @@ export function ContextRow(props: {
   };
   return (
     <div class={`row${props.active ? " active" : ""}`}>
-      <Link href={`/c/${context.id}`} class="row-link" aria-current={props.active ? "page" : undefined} title={context.name}>
-        {context.name}
+      <Link href={`/c/${context.id}`} class="row-link" aria-current={props.active ? "page" : undefined} title={name}>
+        {name}
       </Link>
       <button
         ref={button}
         type="button"
         class="row-more"
-        aria-label={`Options for ${context.name}`}
+        aria-label={`Options for ${name}`}
         aria-haspopup="menu"
         aria-expanded={!!menu}
         onClick={() => {
@@ -84,7 +88,7 @@ export function ContextRow(props: {
         <Icon name="more" />
       </button>
       {menu && (
-        <div class="menu" role="menu" aria-label={`Options for ${context.name}`} style={{ top: `${menu.top}px`, left: `${menu.left}px` }}>
+        <div class="menu" role="menu" aria-label={`Options for ${name}`} style={{ top: `${menu.top}px`, left: `${menu.left}px` }}>
           <button ref={firstItem} role="menuitem" type="button" onClick={() => choose("rename")}>
             Rename
           </button>
