@@ -1,7 +1,8 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useRef, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
 import type { Context } from "../api/client";
 import { Icon } from "../ui/icons";
+import { Menu } from "../ui/menu";
 import { plainText } from "../ui/plain-text";
 
 export type RowAction = "rename" | "move" | "share" | "delete";
@@ -17,26 +18,12 @@ export function ContextRow(props: {
   const { context } = props;
   // A name made from a first message may carry its Markdown (`# Title`): it reads as text.
   const name = plainText(context.name) || context.name;
-  const [menu, setMenu] = useState<{ top: number; left: number } | null>(null);
+  const [open, setOpen] = useState(false);
   const button = useRef<HTMLButtonElement>(null);
-  const firstItem = useRef<HTMLButtonElement>(null);
-
-  useEffect(() => {
-    if (!menu) return;
-    firstItem.current?.focus();
-    const close = (e: Event) => {
-      if (e instanceof KeyboardEvent && e.key !== "Escape") return;
-      if (e instanceof MouseEvent && (e.target as Element).closest?.(".menu")) return;
-      setMenu(null);
-      if (e instanceof KeyboardEvent) button.current?.focus();
-    };
-    document.addEventListener("keydown", close);
-    document.addEventListener("mousedown", close);
-    return () => {
-      document.removeEventListener("keydown", close);
-      document.removeEventListener("mousedown", close);
-    };
-  }, [!!menu]);
+  const close = useCallback((refocus: boolean) => {
+    setOpen(false);
+    if (refocus) button.current?.focus();
+  }, []);
 
   if (props.renaming) {
     const renamed = (value: string) => (value.trim() && value.trim() !== name ? value.trim() : null);
@@ -65,7 +52,7 @@ export function ContextRow(props: {
   }
 
   const choose = (action: RowAction) => {
-    setMenu(null);
+    setOpen(false);
     props.onAction(action);
   };
   return (
@@ -79,17 +66,14 @@ export function ContextRow(props: {
         class="row-more"
         aria-label={`Options for ${name}`}
         aria-haspopup="menu"
-        aria-expanded={!!menu}
-        onClick={() => {
-          const r = button.current!.getBoundingClientRect();
-          setMenu(menu ? null : { top: r.bottom + 4, left: Math.min(r.left, window.innerWidth - 190) });
-        }}
+        aria-expanded={open}
+        onClick={() => setOpen((o) => !o)}
       >
         <Icon name="more" />
       </button>
-      {menu && (
-        <div class="menu" role="menu" aria-label={`Options for ${name}`} style={{ top: `${menu.top}px`, left: `${menu.left}px` }}>
-          <button ref={firstItem} role="menuitem" type="button" onClick={() => choose("rename")}>
+      {open && button.current && (
+        <Menu anchor={button.current} label={`Options for ${name}`} onClose={close}>
+          <button role="menuitem" type="button" onClick={() => choose("rename")}>
             Rename
           </button>
           <button role="menuitem" type="button" onClick={() => choose("move")}>
@@ -101,7 +85,7 @@ export function ContextRow(props: {
           <button role="menuitem" type="button" class="danger" onClick={() => choose("delete")}>
             Delete
           </button>
-        </div>
+        </Menu>
       )}
     </div>
   );
