@@ -46,7 +46,13 @@ export interface Stack {
  * (chat and transcription), optionally a real OpenID provider, and headless Chromium.
  */
 export async function startStack(
-  options: { dailyCredits?: number; oidc?: boolean; transcription?: boolean; env?: Record<string, string> } = {},
+  options: {
+    dailyCredits?: number;
+    oidc?: boolean;
+    transcription?: boolean;
+    /** More variables for the server; a function gets the upstream (to point providers at it). */
+    env?: Record<string, string> | ((upstream: FakeUpstream) => Record<string, string>);
+  } = {},
 ): Promise<Stack> {
   const upstream = await startFakeUpstream();
   // Imported only when wanted: the package warns about the Node version as it loads.
@@ -59,7 +65,7 @@ export async function startStack(
     ...(oidc ? { AUTH_OIDC_ISSUER: oidc.issuer, AUTH_OIDC_CLIENT_ID: oidc.clientId, AUTH_OIDC_AUDIENCE: oidc.audience } : {}),
     // The provider's pictures (its `picture` claims) come from this host, answered below.
     AVATAR_HOSTS: `https://${AVATAR_HOST}`,
-    ...options.env,
+    ...(typeof options.env === "function" ? options.env(upstream) : options.env),
   });
   oidc?.configure(server.url);
   const audio = speechWav();
