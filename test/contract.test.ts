@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import Ajv2020 from "ajv/dist/2020";
@@ -461,6 +462,48 @@ describe("the contract walk over /openapi.json", () => {
     visit(doc, "");
     expect(checked).toBeGreaterThan(20);
     expect(wrong).toEqual([]);
+  });
+
+  it("has only patterns that JavaScript (u flag) and Python's re both compile", () => {
+    // Clients generated from the document compile its patterns with their language's regex
+    // engine: JavaScript's with the `u` flag (as JSON Schema validators do) and Python's `re`,
+    // which has no Unicode property classes (\p{L}). Warnings (FutureWarning about a class
+    // that a later Python will read otherwise) count as failures.
+    const patterns = new Map<string, string>();
+    const visit = (node: unknown, at: string) => {
+      if (!node || typeof node !== "object") return;
+      for (const [k, v] of Object.entries(node)) {
+        if (k === "pattern" && typeof v === "string") patterns.set(`${at}/pattern`, v);
+        else visit(v, `${at}/${k}`);
+      }
+    };
+    visit(doc, "");
+    expect(patterns.size).toBeGreaterThan(20);
+
+    const javascript: string[] = [];
+    for (const [at, pattern] of patterns) {
+      try {
+        new RegExp(pattern, "u");
+      } catch (err) {
+        javascript.push(`${at}: ${JSON.stringify(pattern)}: ${(err as Error).message}`);
+      }
+    }
+    const script = [
+      "import json, re, sys, warnings",
+      "warnings.simplefilter('error')",
+      "failed = []",
+      "for at, pattern in json.load(sys.stdin):",
+      "    try:",
+      "        re.compile(pattern)",
+      "    except Exception as err:",
+      "        failed.append(f'{at}: {json.dumps(pattern)}: {err}')",
+      "print(json.dumps(failed))",
+    ].join("\n");
+    const run = spawnSync("python3", ["-c", script], { input: JSON.stringify([...patterns]), encoding: "utf8" });
+    if (run.error) throw new Error(`this check compiles the patterns with Python's re: install python3 (${run.error.message})`);
+    expect(run.status, run.stderr).toBe(0);
+    const python = JSON.parse(run.stdout) as string[];
+    expect({ javascript, python }).toEqual({ javascript: [], python: [] });
   });
 
   it("answers every method a documented path does not serve with 405 and the Allow it documents", async () => {
