@@ -1,5 +1,7 @@
 import type { D1Database, ExecutionContext, Fetcher, RateLimit, ScheduledController } from "@cloudflare/workers-types";
-import { createClient } from "@libsql/client/web";
+// Turso over HTTP (libsql:// URLs are taken as https://): one request a statement or batch
+// suits a Worker, which keeps no socket between requests.
+import { createClient } from "@libsql/client/http";
 import { createApp } from "./app";
 import { rateLimiterFromBinding, unlimited } from "./platform/auth/rate-limit";
 import { parseConfig } from "./platform/config";

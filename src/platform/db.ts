@@ -3,7 +3,11 @@ import type { Client } from "@libsql/client";
 import { fillPlaceholders } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { drizzle as drizzleD1 } from "drizzle-orm/d1";
-import { drizzle as drizzleLibsql, type LibSQLDatabase } from "drizzle-orm/libsql";
+// The `http` entry's drizzle() wraps whatever Client it is given (the Node thread client
+// too); it is the entry that does not import @libsql/client's WebSocket transport, which
+// the Worker never uses and would otherwise carry (4 KiB gzipped).
+import { drizzle as drizzleLibsql } from "drizzle-orm/libsql/http";
+import type { LibSQLDatabase } from "drizzle-orm/libsql";
 import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
 import * as schema from "../../schema/index";
 
