@@ -3,6 +3,7 @@ import { streamSSE, type SSEMessage } from "hono/streaming";
 import type { AppEnv } from "../../platform/deps";
 import { creditHeaders, toHttpError, type HttpError } from "../../platform/http/error-mapper";
 import type { Turn } from "./exchange";
+import type { ToolCallDelta } from "../../platform/models/adapter";
 import { waitUntil } from "../../platform/wait-until";
 
 // ---------------------------------------------------------------------------------------
@@ -17,6 +18,8 @@ export interface WireFormat<R> {
   /** Events before the first piece of a stream. */
   started(): SSEMessage[];
   delta(text: string): SSEMessage;
+  /** A piece of a tool call (only /v1 relays tools). */
+  toolCall?(call: ToolCallDelta): SSEMessage;
   /** Events that end a stream, once the exchange is stored. */
   done(reply: R): SSEMessage[];
   /** The event that ends a stream that failed after it began. */
@@ -61,7 +64,14 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
     try {
       for (let next = first; !next.done; next = await events.next()) {
         const event = next.value;
-        const messages = event.type === "started" ? wire.started() : event.type === "delta" ? [wire.delta(event.text)] : wire.done(event.reply);
+        const messages =
+          event.type === "started"
+            ? wire.started()
+            : event.type === "delta"
+              ? [wire.delta(event.text)]
+              : event.type === "tool-call"
+                ? (wire.toolCall ? [wire.toolCall(event.call)] : [])
+                : wire.done(event.reply);
         for (const message of messages) await sse.writeSSE(message);
       }
     } catch (err) {

@@ -17,7 +17,7 @@ import {
   PriceOverAllowance,
 } from "./errors";
 import type { Logger } from "../../platform/log";
-import { UpstreamError, type ChatMessage, type ModelRequest } from "../../platform/models/adapter";
+import { UpstreamError, type ChatMessage, type ModelRequest, type ModelTooling, type ToolCallDelta } from "../../platform/models/adapter";
 import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditDays, users, type StoredPreferences } from "../../../schema/index";
@@ -305,10 +305,13 @@ function createDeadline(ms: number, caller: AbortSignal) {
 type Deadline = ReturnType<typeof createDeadline>;
 
 /** Sampling settings for the model, and a listener told how its reply ended (finish reason, usage). */
-export type ModelCallOptions = Pick<ModelRequest, "sampling" | "onOutcome">;
+export type ModelCallOptions = Pick<ModelRequest, "sampling" | "onOutcome" | keyof ModelTooling>;
 
-/** What an exchange yields: `started` once the model accepted a streamed request, the reply's text in pieces, then the stored reply. */
-export type ExchangeEvent<R> = { type: "started" } | { type: "delta"; text: string } | { type: "done"; reply: R };
+/**
+ * What an exchange yields: `started` once the model accepted a streamed request, the
+ * reply's text and tool calls in pieces, then the stored reply.
+ */
+export type ExchangeEvent<R> = { type: "started" } | { type: "delta"; text: string } | { type: "tool-call"; call: ToolCallDelta } | { type: "done"; reply: R };
 
 /** What the batch that stores an exchange holds besides its usage record, its hold and its replayable reply. */
 export interface Settlement<R> {
@@ -378,6 +381,10 @@ export class Exchange {
           yield { type: "started" };
           for await (const piece of upstream) {
             deadline.touch();
+            if (typeof piece !== "string") {
+              yield { type: "tool-call", call: piece.toolCall };
+              continue;
+            }
             const delta = fromModel(piece);
             text += delta;
             yield { type: "delta", text: delta };

@@ -9,7 +9,7 @@ import { availableModels, knownModel, sendCompletion } from "./completions";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
 import { replyWith } from "./exchange-wire";
-import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages } from "./openai-wire";
+import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages, toolingOf } from "./openai-wire";
 
 // ---------------------------------------------------------------------------------------
 // The OpenAI-compatible surface (/v1): its routes and OpenAI's error shape, over the chat
@@ -208,6 +208,7 @@ export const openAiRoutes = createOpenAiRouter()
       modelId: body.model,
       messages: toChatMessages(body.messages),
       sampling: samplingOf(body),
+      tooling: toolingOf(body),
       contextId: body.context_id,
       idempotencyKey: c.req.valid("header")["idempotency-key"],
       requestId: c.get("requestId"),
@@ -217,6 +218,7 @@ export const openAiRoutes = createOpenAiRouter()
       body: completionBody,
       started: () => [chunks.start()],
       delta: chunks.delta,
+      toolCall: chunks.toolCall,
       done: chunks.end,
       // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
       error: (error) => ({ data: JSON.stringify(openAiError(error).body) }),

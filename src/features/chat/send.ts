@@ -4,7 +4,7 @@ import { randomId, sha256Hex, timeOrderedId } from "../../platform/encoding";
 import { bound, boundRows, perDb, type Db } from "../../platform/db";
 import { excerpt, type DomainError } from "../../platform/errors";
 import { ContextNotFound } from "../contexts/errors";
-import type { ChatMessage } from "../../platform/models/adapter";
+import { textOf, type ChatMessage } from "../../platform/models/adapter";
 import type { RegisteredModel } from "../../platform/models/registry";
 import { contexts, messages } from "../../../schema/index";
 import type { Credits } from "../account/credits";
@@ -241,7 +241,7 @@ function fitHistory(newestFirst: ChatMessage[], budget: number): ChatMessage[] {
   let used = 0;
   let count = 0;
   for (const message of newestFirst) {
-    used += estimateTokens(message.content);
+    used += estimateTokens(textOf(message.content));
     if (used > budget) break;
     count++;
   }
