@@ -18,7 +18,6 @@ import {
 } from "./errors";
 import type { Logger } from "../../platform/log";
 import { UpstreamError, type ChatMessage, type ModelRequest, type ModelTooling, type ToolCallDelta } from "../../platform/models/adapter";
-import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditDays, users, type StoredPreferences } from "../../../schema/index";
 import { creditsFor, debitStatement, describeWait, secondsUntil, utcDay, type Credits } from "../account/credits";
@@ -73,9 +72,9 @@ function unavailable(model: RegisteredModel): ModelUnavailable {
   return new ModelUnavailable(`model ${model.id} is not configured on this server (the operator must ${model.setup}); choose another model from GET /models`);
 }
 
-/** The model a message goes to when the request names none: the user's default, else svc-70b. */
+/** The model a message goes to when the request names none: the user's default, else the deployment's. */
 function defaultModelFor(models: ModelRegistry, storedDefault: string | undefined): RegisteredModel {
-  return (storedDefault ? models.get(storedDefault) : undefined) ?? models.get(DEFAULT_MODEL_ID)!;
+  return (storedDefault ? models.get(storedDefault) : undefined) ?? models.defaultModel()!;
 }
 
 /**
@@ -92,7 +91,7 @@ function defaultModelPrice(count: number): SQL {
 
 function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
   const price = (m: RegisteredModel) => (m.available ? m.credits : null);
-  const values: Record<string, unknown> = { fallbackPrice: price(models.get(DEFAULT_MODEL_ID)!) };
+  const values: Record<string, unknown> = { fallbackPrice: price(models.defaultModel()!) };
   models.list().forEach((m, i) => {
     values[`model${i}`] = m.id;
     values[`price${i}`] = price(m);
@@ -186,6 +185,9 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   const day = utcDay(at);
   const allowance = config.DAILY_CREDITS;
   const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
+  if (!explicit && !models.defaultModel()) {
+    throw new ModelUnavailable("no model is configured on this server yet: the operator must set MODELS or a provider's variables (docs/chat.md); nothing was charged");
+  }
   const holdId = timeOrderedId("hold");
   const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, holdId);
 

@@ -100,7 +100,12 @@ export function parseModels(text: string, source: string, vars: Record<string, s
   raw.forEach((item, i) => {
     const parsed = EntrySchema.safeParse(item);
     if (parsed.success) entries.push(parsed.data);
-    else for (const issue of parsed.error.issues) problems.push(`${label(i)}${issue.path.length > 0 ? `.${issue.path.join(".")}` : ""}: ${issue.message}`);
+    else {
+      for (const issue of parsed.error.issues) {
+        const fields = issue.code === "unrecognized_keys" ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
+        for (const path of fields) problems.push(`${label(i)}${path.length > 0 ? `.${path.join(".")}` : ""}: ${issue.message}`);
+      }
+    }
   });
   if (problems.length > 0) throw new CatalogError(problems.join("; "));
 
