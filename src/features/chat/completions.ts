@@ -4,8 +4,8 @@ import { excerpt } from "../../platform/errors";
 import { ModelLacksCapability, ModelNotFound } from "./errors";
 import { textOf, type ChatMessage, type ModelOutcome, type ModelTooling, type Sampling, type ToolCall } from "../../platform/models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
-import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./send";
-import { openExchange, replayTurn, type ChatDeps, type ModelCallOptions, type Turn } from "./exchange";
+import { estimateTokens, holdOverPrice, openChat, type ChatOpening, type ChatReply } from "./send";
+import { openExchange, replayTurn, type ChatDeps, type Exchange, type ModelCallOptions, type Turn } from "./exchange";
 import type { Credits } from "../account/credits";
 
 // ---------------------------------------------------------------------------------------
@@ -60,17 +60,24 @@ export function knownModel(models: ModelRegistry, id: string): RegisteredModel {
  * (and a conversation holding tool calls), images, a JSON reply. A 400 naming the model.
  */
 export function requireCapabilities(model: RegisteredModel, messages: ChatMessage[], tooling: ModelTooling = {}): void {
+  const lacking = lackingCapability(model, messages, tooling);
+  if (lacking) throw new ModelLacksCapability(model.id, lacking.what, lacking.field);
+}
+
+/** What of the request the model does not take, if anything: a fallback must take it all. */
+function lackingCapability(model: RegisteredModel, messages: ChatMessage[], tooling: ModelTooling): { what: "tools" | "images" | "json"; field: string } | undefined {
   if (!model.tools) {
-    if (tooling.tools && tooling.tools.length > 0) throw new ModelLacksCapability(model.id, "tools", "tools");
+    if (tooling.tools && tooling.tools.length > 0) return { what: "tools", field: "tools" };
     const i = messages.findIndex((m) => m.role === "tool" || (m.toolCalls && m.toolCalls.length > 0));
-    if (i >= 0) throw new ModelLacksCapability(model.id, "tools", `messages[${i}]`);
+    if (i >= 0) return { what: "tools", field: `messages[${i}]` };
   }
   if (!model.images) {
     const i = messages.findIndex((m) => typeof m.content !== "string" && m.content.some((p) => p.type === "image"));
-    if (i >= 0) throw new ModelLacksCapability(model.id, "images", `messages[${i}].content`);
+    if (i >= 0) return { what: "images", field: `messages[${i}].content` };
   }
   const format = tooling.responseFormat?.type;
-  if (format && format !== "text" && model.protocol === "workers-ai") throw new ModelLacksCapability(model.id, "json", "response_format");
+  if (format && format !== "text" && model.protocol === "workers-ai") return { what: "json", field: "response_format" };
+  return undefined;
 }
 
 /** The models a caller can use now, for GET /v1/models. */
@@ -102,7 +109,13 @@ export async function sendCompletion(deps: ChatDeps, input: CompletionInput): Pr
 
 async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint: string): Promise<CompletionTurn> {
   const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, fingerprint } : undefined;
-  const opened = await openExchange(deps, { principal: input.principal, modelId: input.modelId, idempotency, requestId: input.requestId });
+  const opened = await openExchange(deps, {
+    principal: input.principal,
+    modelId: input.modelId,
+    idempotency,
+    requestId: input.requestId,
+    suits: (m) => !lackingCapability(m, input.messages, input.tooling ?? {}),
+  });
   if (opened.kind === "replay") return replayed(opened.body, textOf(input.messages.at(-1)?.content ?? ""), deps.now());
 
   const { exchange } = opened;
@@ -118,7 +131,10 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
         signal,
         stream,
         callOptions: tracker.callOptions,
-        settle: (content) => ({ contextId: null, reply: build(meta, content, tracker.outcome, input.messages, null, exchange.credits) }),
+        settle: (content, model) => ({
+          contextId: null,
+          reply: build({ ...meta, model: model.id }, content, tracker.outcome, input.messages, null, creditsAfter(exchange, model)),
+        }),
       }),
   };
 }
@@ -157,9 +173,9 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
         signal,
         stream,
         callOptions: tracker.callOptions,
-        settle(content) {
-          const stored = chat.settle(content);
-          return { ...stored, reply: build(meta, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
+        settle(content, model) {
+          const stored = chat.settle(content, model);
+          return { ...stored, reply: build({ ...meta, model: model.id }, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
         },
         explainStoreFailure: (err) => chat.explainStoreFailure(err),
       }),
@@ -169,7 +185,14 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
 /** A stored reply: a completion, or a context's chat reply (stored so before this version). */
 function replayed(body: unknown, message: string, at: Date): CompletionTurn {
   const completion = "response" in (body as object) ? fromChatReply(body as ChatReply, message, at) : (body as Completion);
-  return { ...replayTurn(completion, completion.content, completion.credits), meta: completion };
+  return { ...replayTurn(completion, completion.content, completion.credits, completion.model), meta: completion };
+}
+
+/** The day's credits once the hold is settled at the answering model's price. */
+function creditsAfter(exchange: Exchange, model: RegisteredModel): Credits {
+  const refunded = holdOverPrice(exchange, model);
+  const credits = exchange.credits;
+  return { ...credits, used: credits.used - refunded, remaining: credits.remaining + refunded };
 }
 
 function trackOutcome(sampling: Sampling, tooling: ModelTooling = {}) {

@@ -15,8 +15,8 @@ import { waitUntil } from "../../platform/wait-until";
 export interface WireFormat<R> {
   /** The JSON body of a whole reply. */
   body(reply: R): unknown;
-  /** Events before the first piece of a stream. */
-  started(): SSEMessage[];
+  /** Events before the first piece of a stream, which `model` answers. */
+  started(model?: string): SSEMessage[];
   delta(text: string): SSEMessage;
   /** A piece of a tool call (only /v1 relays tools). */
   toolCall?(call: ToolCallDelta): SSEMessage;
@@ -27,7 +27,7 @@ export interface WireFormat<R> {
 }
 
 /**
- * Answers with a turn's reply: JSON, or a stream that starts once the model has accepted
+ * Answers with a turn's reply (its `X-Model` header naming the model that answered): JSON, or a stream that starts once the model has accepted
  * the request (so a failure before that is an ordinary error reply). A stream's failure
  * after that is its last event. A client that leaves mid-stream cancels the exchange,
  * which releases its charge; a model that had finished is stored and charged.
@@ -45,6 +45,7 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
     for await (const event of turn.events(left, false)) {
       if (event.type === "done") {
         chargedHeaders();
+        if (event.model) c.header("X-Model", event.model);
         return c.json(wire.body(event.reply) as object, 200);
       }
     }
@@ -57,6 +58,8 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
   const events = turn.events(gone.signal, true);
   const first = await events.next();
   chargedHeaders();
+  // The model that answers is known once the stream starts (a fallback, if the one asked for failed).
+  if (!first.done && first.value.type === "started" && first.value.model) c.header("X-Model", first.value.model);
   const { log } = c.get("deps");
   const requestId = c.get("requestId");
 
@@ -66,7 +69,7 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
         const event = next.value;
         const messages =
           event.type === "started"
-            ? wire.started()
+            ? wire.started(event.model)
             : event.type === "delta"
               ? [wire.delta(event.text)]
               : event.type === "tool-call"

@@ -216,7 +216,7 @@ export const openAiRoutes = createOpenAiRouter()
     const chunks = completionChunks(turn.meta, body.stream_options?.include_usage === true);
     return replyWith(c, turn, body.stream === true, {
       body: completionBody,
-      started: () => [chunks.start()],
+      started: (model) => [chunks.start(model)],
       delta: chunks.delta,
       toolCall: chunks.toolCall,
       done: chunks.end,

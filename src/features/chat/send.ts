@@ -75,8 +75,8 @@ export type ChatOpening =
       contextId: string;
       /** What the model receives: the context's history that fits, then the message. */
       prompt: ChatMessage[];
-      /** What the batch that stores the exchange holds for the model's reply. */
-      settle(response: string): Settlement<ChatReply>;
+      /** What the batch that stores the exchange holds for the reply of `model`, the model that answered. */
+      settle(response: string, model: RegisteredModel): Settlement<ChatReply>;
       /** A 404 when the context was deleted while the model answered. */
       explainStoreFailure(err: unknown): DomainError | undefined;
     };
@@ -91,7 +91,7 @@ export async function sendChat(deps: ChatDeps, input: ChatSendInput): Promise<Tu
   const opening = await openChat(deps, input);
   if (opening.kind === "replay") {
     const reply = opening.body as ChatReply;
-    return replayTurn(reply, reply.response, reply.credits);
+    return replayTurn(reply, reply.response, reply.credits, reply.model);
   }
   const { exchange, prompt, settle, explainStoreFailure } = opening;
   return {
@@ -133,19 +133,25 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
   const { exchange } = opened;
   const lastUpdate = isNew ? 0 : ((opened.reads[0] as Array<{ updatedAt: Date }>)[0]?.updatedAt.getTime() ?? 0);
   const loaded = isNew ? [] : (opened.reads[1] as ChatMessage[]);
-  const prompt: ChatMessage[] = [...fitHistory(loaded, historyBudget(exchange.model, input.message)), { role: "user", content: input.message }];
+  const prompt: ChatMessage[] = [...fitHistory(loaded, historyBudget(exchange, input.message)), { role: "user", content: input.message }];
 
   return {
     kind: "ready",
     exchange,
     contextId,
     prompt,
-    settle(response) {
+    settle(response, model) {
       // Messages sort by (createdAt, id): keep each exchange after the context's last one
       // even when clocks (of nodes, or a test's) stand still or disagree.
       const userAt = new Date(Math.max(exchange.at.getTime(), lastUpdate + 1));
       const replyAt = new Date(Math.max(deps.now().getTime(), userAt.getTime() + 1));
-      const reply: ChatReply = { response, model: exchange.model.id, contextId, credits: withoutDay(exchange.credits) };
+      // The model that answered (a fallback, when the one asked for failed first), and the
+      // credits as they stand once the hold is settled at its price.
+      const credits = { ...exchange.credits };
+      const refunded = holdOverPrice(exchange, model);
+      credits.used -= refunded;
+      credits.remaining += refunded;
+      const reply: ChatReply = { response, model: model.id, contextId, credits: withoutDay(credits) };
       const statements: Statement[] = [
         isNew
           ? bound(prepared.insertContext, { contextId, userId, name: contextNameFrom(input.message), createdAt: userAt, updatedAt: replyAt })
@@ -158,7 +164,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
           userAt,
           replyId: timeOrderedId("msg"),
           response,
-          model: exchange.model.id,
+          model: model.id,
           replyAt,
         }),
       ];
@@ -171,6 +177,11 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
       return undefined;
     },
   };
+}
+
+/** What the exchange's hold took beyond the price of the model that answered, given back as it is stored. */
+export function holdOverPrice(exchange: Exchange, model: RegisteredModel): number {
+  return Math.max(exchange.heldCredits - model.credits, 0);
 }
 
 function withoutDay({ day: _day, ...credits }: Credits): Omit<Credits, "day"> {
