@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
-import { useProfile } from "../settings/profile-query";
+import { profileKey, useProfile } from "../settings/profile-query";
 import { Icon } from "../ui/icons";
 import { formatDuration } from "../ui/time";
 import { useNow } from "../ui/use-now";
@@ -84,6 +84,11 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   }, [focusId, context.data, context.hasNextPage, context.isFetchingNextPage]);
 
   const serverDefault = models.data?.find((m) => m.default)?.id;
+  // The profile shows the server's default until the person picks one, and that default
+  // changes when the models do (a local Ollama found): read the profile again then.
+  useEffect(() => {
+    if (serverDefault) void client.invalidateQueries({ queryKey: profileKey });
+  }, [serverDefault]);
   const known = (id: string | undefined) => (id && (!models.data || models.data.some((m) => m.id === id)) ? id : undefined);
   // A preference or an old reply may name a model this server no longer offers: the server's default then.
   const defaultModel = known(profile.data?.preferences.defaultModel) ?? serverDefault ?? "svc-70b";
