@@ -207,7 +207,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         messages={shown}
         focusId={focusId}
         empty={
-          contextId ? null : (
+          contextId || noModel ? null : (
             <div class="welcome">
               <h1>What can I help with?</h1>
               <p class="muted">Your conversations are saved and searchable from the sidebar.</p>
