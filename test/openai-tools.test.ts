@@ -119,10 +119,21 @@ describe("tools through /v1", () => {
       model,
       stream: true,
       messages: [{ role: "user", content: "Weather in Paris?" }],
-      tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, function: (args: string) => `rain for ${JSON.parse(args).city}` } }],
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: "get_weather",
+            description: "The weather in a city",
+            parameters: { type: "object", properties: { city: { type: "string" } } },
+            parse: (args: string) => JSON.parse(args) as { city: string },
+            function: ({ city }: { city: string }) => `rain for ${city}`,
+          },
+        },
+      ],
     });
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    runner.on("chunk", (c) => void chunks.push(c));
+    runner.on("chunk", (c: OpenAI.Chat.Completions.ChatCompletionChunk) => void chunks.push(c));
     expect(await runner.finalContent()).toBe("The weather in Paris: rain for Paris");
     const toolChunks = chunks.filter((c) => c.choices[0]?.delta.tool_calls);
     expect(toolChunks.length).toBeGreaterThanOrEqual(3); // the call's start, then its arguments in pieces
@@ -264,13 +275,13 @@ describe("images through /v1", () => {
       },
     ];
     expect((await client.chat.completions.create({ model: "gpt-4o-mini", messages })).choices[0]!.message.content).toBe("a fern");
-    expect(up.requests.at(-1)!.body.messages[0].content).toEqual([
+    expect(up.requests.at(-1)!.body.messages[0]!.content).toEqual([
       { type: "text", text: "What plant is this?" },
       { type: "image_url", image_url: { url: "https://example.com/fern.png", detail: "low" } },
       { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
     ]);
     await client.chat.completions.create({ model: "claude-haiku-3.5", messages });
-    expect(up.requests.at(-1)!.body.messages[0].content).toEqual([
+    expect(up.requests.at(-1)!.body.messages[0]!.content).toEqual([
       { type: "text", text: "What plant is this?" },
       { type: "image", source: { type: "url", url: "https://example.com/fern.png" } },
       { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },

@@ -12,7 +12,7 @@ import { signIn } from "./support";
 
 describe("MODELS in workerd", () => {
   it("offers a discovered provider's models and falls back from a server that is down, charging the fallback's price", async () => {
-    const upstream = env.SVC_MODEL_BASE_URL as string;
+    const upstream = env.SVC_MODEL_BASE_URL;
     const catalog = [
       // Nothing listens on port 1: the connection is refused (workerd logs its own "Network
       // connection lost" for any refused fetch, even one whose rejection is handled).
