@@ -81,6 +81,7 @@ describe("fallbacks", () => {
     const res = await send(token, { message: "hello" });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-model")).toBe("backup");
+    expect(res.headers.get("x-credits-remaining")).toBe("9");
     const reply = (await res.json()) as { response: string; model: string; credits: { used: number; remaining: number } };
     expect(reply).toMatchObject({ response: "backup: hello", model: "backup", credits: { used: 1, remaining: 9 } });
     // flaky holds 2 (its price), backup costs 1: the difference went back in the batch that stored it.
@@ -94,6 +95,7 @@ describe("fallbacks", () => {
     const res = await send(token, { message: "anyone?", model: "down", stream: true });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-model")).toBe("backup");
+    expect(res.headers.get("x-credits-remaining")).toBe("9");
     const events = parseSse(await res.text());
     expect(events.filter((e) => e.event === "message").map((e) => JSON.parse(e.data).delta).join("")).toBe("backup: anyone?");
     expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ model: "backup", credits: { used: 1 } });

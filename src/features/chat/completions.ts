@@ -4,7 +4,7 @@ import { excerpt } from "../../platform/errors";
 import { ModelLacksCapability, ModelNotFound } from "./errors";
 import { textOf, type ChatMessage, type ModelOutcome, type ModelTooling, type Sampling, type ToolCall } from "../../platform/models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
-import { estimateTokens, holdOverPrice, openChat, type ChatOpening, type ChatReply } from "./send";
+import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./send";
 import { openExchange, replayTurn, type ChatDeps, type Exchange, type ModelCallOptions, type Turn } from "./exchange";
 import type { Credits } from "../account/credits";
 
@@ -124,6 +124,7 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
   return {
     replayed: false,
     credits: exchange.credits,
+    creditsAfter: (model) => exchange.creditsAfter(model),
     meta,
     events: (signal, stream) =>
       exchange.run({
@@ -166,6 +167,7 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
   return {
     replayed: false,
     credits: exchange.credits,
+    creditsAfter: (model) => exchange.creditsAfter(model),
     meta,
     events: (signal, stream) =>
       exchange.run({
@@ -190,9 +192,7 @@ function replayed(body: unknown, message: string, at: Date): CompletionTurn {
 
 /** The day's credits once the hold is settled at the answering model's price. */
 function creditsAfter(exchange: Exchange, model: RegisteredModel): Credits {
-  const refunded = holdOverPrice(exchange, model);
-  const credits = exchange.credits;
-  return { ...credits, used: credits.used - refunded, remaining: credits.remaining + refunded };
+  return exchange.creditsAfter(model.id);
 }
 
 function trackOutcome(sampling: Sampling, tooling: ModelTooling = {}) {

@@ -36,15 +36,16 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
   if (turn.replayed) c.header("Idempotent-Replayed", "true");
   // Only on a reply that goes ahead: a failure before it is refunded, and an error reply
   // carrying the charged count would tell the client a credit was spent.
-  const chargedHeaders = () => {
-    for (const [name, value] of Object.entries(creditHeaders(turn.credits))) c.header(name, value);
+  const chargedHeaders = (model?: string) => {
+    const credits = (model && turn.creditsAfter?.(model)) || turn.credits;
+    for (const [name, value] of Object.entries(creditHeaders(credits))) c.header(name, value);
   };
   // The client leaving shows as this signal (Node) or the response being cancelled.
   const left = c.get("deps").clientGone?.(c) ?? c.req.raw.signal;
   if (!stream) {
     for await (const event of turn.events(left, false)) {
       if (event.type === "done") {
-        chargedHeaders();
+        chargedHeaders(event.model);
         if (event.model) c.header("X-Model", event.model);
         return c.json(wire.body(event.reply) as object, 200);
       }
@@ -57,9 +58,10 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
   else left.addEventListener("abort", () => gone.abort(left.reason), { once: true });
   const events = turn.events(gone.signal, true);
   const first = await events.next();
-  chargedHeaders();
   // The model that answers is known once the stream starts (a fallback, if the one asked for failed).
-  if (!first.done && first.value.type === "started" && first.value.model) c.header("X-Model", first.value.model);
+  const answering = !first.done && first.value.type === "started" ? first.value.model : undefined;
+  chargedHeaders(answering);
+  if (answering) c.header("X-Model", answering);
   const { log } = c.get("deps");
   const requestId = c.get("requestId");
 

@@ -412,9 +412,12 @@ export class Exchange {
     return Math.min(...this.chain.map((m) => m.contextWindow));
   }
 
-  /** What the debit holds: the highest price of the models that may answer. */
-  get heldCredits(): number {
-    return this.charge.credits;
+  /** The day's credits once the hold is settled at the price of `modelId` (a model of the chain). */
+  creditsAfter(modelId: string): Credits {
+    const model = this.chain.find((m) => m.id === modelId) ?? this.model;
+    const refunded = Math.max(this.charge.credits - model.credits, 0);
+    const credits = this.credits;
+    return { ...credits, used: credits.used - refunded, remaining: credits.remaining + refunded };
   }
 
   /** The day's credits after this exchange's debit. */
@@ -612,6 +615,8 @@ export interface Turn<R> {
   replayed: boolean;
   /** The day's credits after the charge (for a replay: as its reply said). */
   credits: Pick<Credits, "remaining" | "resetAt">;
+  /** The day's credits once the charge is settled at the price of the model that answered. */
+  creditsAfter?(model: string): Pick<Credits, "remaining" | "resetAt">;
   /**
    * The reply, to iterate to the end; stopping early releases a live exchange. Call it
    * once, and iterate what it returns: an exchange never run stays charged until its

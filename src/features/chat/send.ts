@@ -97,6 +97,7 @@ export async function sendChat(deps: ChatDeps, input: ChatSendInput): Promise<Tu
   return {
     replayed: false,
     credits: exchange.credits,
+    creditsAfter: (model) => exchange.creditsAfter(model),
     events: (signal, stream) => exchange.run({ prompt, signal, stream, settle, explainStoreFailure }),
   };
 }
@@ -147,11 +148,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
       const replyAt = new Date(Math.max(deps.now().getTime(), userAt.getTime() + 1));
       // The model that answered (a fallback, when the one asked for failed first), and the
       // credits as they stand once the hold is settled at its price.
-      const credits = { ...exchange.credits };
-      const refunded = holdOverPrice(exchange, model);
-      credits.used -= refunded;
-      credits.remaining += refunded;
-      const reply: ChatReply = { response, model: model.id, contextId, credits: withoutDay(credits) };
+      const reply: ChatReply = { response, model: model.id, contextId, credits: withoutDay(exchange.creditsAfter(model.id)) };
       const statements: Statement[] = [
         isNew
           ? bound(prepared.insertContext, { contextId, userId, name: contextNameFrom(input.message), createdAt: userAt, updatedAt: replyAt })
@@ -177,11 +174,6 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
       return undefined;
     },
   };
-}
-
-/** What the exchange's hold took beyond the price of the model that answered, given back as it is stored. */
-export function holdOverPrice(exchange: Exchange, model: RegisteredModel): number {
-  return Math.max(exchange.heldCredits - model.credits, 0);
 }
 
 function withoutDay({ day: _day, ...credits }: Credits): Omit<Credits, "day"> {
