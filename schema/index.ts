@@ -2,3 +2,4 @@ export { users, apiKeys, type StoredPreferences } from "./users";
 export { plants } from "./plants";
 export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits";
 export { groups, contexts, messages, shares } from "./contexts";
+export { modelTimings } from "./models";

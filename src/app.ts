@@ -138,7 +138,7 @@ const corsOptions = {
     return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
   },
   allowHeaders: ["Authorization", "Content-Type", "X-API-Key", "Idempotency-Key"],
-  exposeHeaders: ["X-Request-Id", "X-Credits-Remaining", "X-Credits-Reset", "Retry-After", "Link", "Idempotent-Replayed"],
+  exposeHeaders: ["X-Request-Id", "X-Credits-Remaining", "X-Credits-Reset", "Retry-After", "Link", "Idempotent-Replayed", "X-Model"],
   maxAge: 86_400,
 };
 const preflight = cors(corsOptions);

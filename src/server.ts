@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
@@ -8,7 +8,8 @@ import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { createApp, type App } from "./app";
 import { ConfigError, parseConfig, type Config } from "./platform/config";
-import { configuredAuthSource, createRuntime, type Deps } from "./platform/deps";
+import { configuredAuthSource, createRuntime, type Deps, type Runtime } from "./platform/deps";
+import { configuresAModel } from "./platform/models/catalog";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import { keepSearchIndexed } from "./jobs/search-index";
 import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./platform/node/local-login-key";
@@ -25,7 +26,7 @@ const DEFAULT_WEB_DIST = resolve(import.meta.dirname, "../web/dist");
 async function main() {
   let config: Config;
   try {
-    config = parseConfig(process.env);
+    config = parseConfig(process.env, { readFile: (path) => readFileSync(path, "utf8") });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -54,7 +55,19 @@ async function main() {
     console.warn(`  The web client is not built (no ${webDist}/index.html): run npm run build:web. The API works without it.\n`);
   }
 
-  const runtime = await createRuntime(config, { localKey, upstreamFetch: createUpstreamPool() });
+  // First run: in local mode with no model configured, a local Ollama is looked for (and
+  // its models offered) at start and every 30 s. Never in the Worker.
+  const lookForOllama = localKey !== undefined && !configuresAModel(config.catalog);
+  const runtime = await createRuntime(config, {
+    localKey,
+    upstreamFetch: createUpstreamPool(),
+    ...(lookForOllama ? { localOllama: config.OLLAMA_BASE_URL } : {}),
+  });
+  await runtime.models.refresh();
+  logModels(runtime, lookForOllama);
+  // Providers' lists are read again as each falls due (Ollama every 30 s, others every 5 min).
+  const discovery = runtime.models.discovers ? setInterval(() => void runtime.models.refresh().then(() => lookForOllama && logModels(runtime, true, true)), 30_000) : undefined;
+  discovery?.unref();
   const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
   // listens), never at a request's Host header.
@@ -98,6 +111,7 @@ async function main() {
 
   const shutdown = () => {
     clearTimeout(timer);
+    clearInterval(discovery);
     stopIndexing();
     server.close(() => {
       client.close();
@@ -106,6 +120,34 @@ async function main() {
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+}
+
+let lastModelsLine = "";
+
+/**
+ * Says which models can answer, and when none can, exactly what to set. `quiet`: only
+ * when that changed (the discovery timer).
+ */
+function logModels(runtime: Runtime, lookingForOllama: boolean, quiet = false) {
+  const available = runtime.models.list().filter((m) => m.available).map((m) => m.id);
+  const line = available.join(",");
+  if (quiet && line === lastModelsLine) return;
+  lastModelsLine = line;
+  if (available.length > 0) {
+    runtime.log.info("models available", { models: available, default: runtime.models.defaultModel()?.id });
+    return;
+  }
+  const ollama = runtime.config.OLLAMA_BASE_URL;
+  runtime.log.warn(
+    "no model is available: chat will answer 503 until one is. " +
+      (lookingForOllama
+        ? `Run Ollama on this machine (ollama pull llama3.2; it is looked for at ${ollama} every 30 s, OLLAMA_BASE_URL to change it), or `
+        : "") +
+      "set SVC_MODEL_BASE_URL to an OpenAI-compatible server's …/v1 (vLLM, llama.cpp, Ollama), or MODELS (or MODELS_FILE) to a catalog: see docs/chat.md",
+    {
+      models: runtime.models.list().map((m) => ({ id: m.id, setup: m.setup })),
+    },
+  );
 }
 
 /**

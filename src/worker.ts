@@ -74,9 +74,15 @@ function assetsFor(env: Env): AssetSource | undefined {
 // and origin, so they are built once per pair rather than spread anew for each request.
 const dependencies = new WeakMap<Env, Map<string, Deps>>();
 
+/** Paths whose answers depend on the model list: a provider's list that is due is read first. */
+const MODEL_PATHS = /^\/(models|chat|v1|me)(\/|$)/;
+
 const app = createApp(async (c) => {
   const env = c.env as Env;
   const rt = await runtimeFor(env);
+  // No timers on Workers: providers' lists (discover: true) are read again as a request
+  // finds them due, and the isolate's copy may be lost at any time.
+  if (rt.models.discovers && MODEL_PATHS.test(c.req.path)) await rt.models.refresh();
   // Cloudflare sets the request URL from the route it served, not from a header a caller
   // controls, so it is a safe base for share links when PUBLIC_BASE_URL is not set.
   const origin = new URL(c.req.url).origin;

@@ -312,6 +312,8 @@ const semantic400: Record<string, string[]> = {
   "GET /usage/messages": ["cursor"],
   "GET /contexts/{id}": ["before"],
   "POST /chat/send": ["model"],
+  // The models are the deployment's configuration: the document cannot list them.
+  "PATCH /me": ["defaultModel"],
 };
 
 function casesFor(method: string, path: string, op: Operation): Case[] {

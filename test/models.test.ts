@@ -42,7 +42,22 @@ describe("GET /models", () => {
       const list = (await res.json()) as Model[];
       expect(list.filter((m) => m.default).map((m) => m.id)).toEqual(["svc-70b"]);
       for (const m of list) {
-        expect(Object.keys(m).sort()).toEqual(["available", "contextWindow", "credits", "default", "description", "id", "name", "provider", "speed"]);
+        // The contract's fields, then what a configured catalog and measurements add.
+        expect(Object.keys(m).sort()).toEqual([
+          "available",
+          "contextWindow",
+          "credits",
+          "default",
+          "description",
+          "fallbacks",
+          "id",
+          "images",
+          "measured",
+          "name",
+          "provider",
+          "speed",
+          "tools",
+        ]);
         expect(["fast", "medium", "slow"]).toContain(m.speed);
         expect(m.credits).toBe(1);
       }

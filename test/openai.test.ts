@@ -333,27 +333,36 @@ describe("POST /v1/chat/completions", () => {
 
   it("refuses what it cannot honour with 400 naming the param, and charges nothing", async () => {
     const { client, token } = await signUp("refusals");
+    const weather = { type: "function", function: { name: "get_weather", parameters: { type: "object" } } };
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ n: 2 }, "n"],
-      [{ tools: [{ type: "function", function: { name: "water", parameters: {} } }] }, "tools"],
       [{ temperature: 3 }, "temperature"],
       [{ logprobs: true }, "logprobs"],
-      [{ response_format: { type: "json_object" } }, "response_format.type"],
-      [{ response_format: { type: "json_schema", json_schema: { name: "plant", schema: { type: "object" } } } }, "response_format.type"],
+      [{ response_format: { type: "xml" } }, "response_format.type"],
+      [{ response_format: { type: "json_schema", json_schema: { name: "a plant!" } } }, "response_format.json_schema.name"],
+      [{ functions: [{ name: "water", parameters: {} }] }, "functions"],
+      [{ tools: [weather], tool_choice: { type: "function", function: { name: "water" } } }, "tool_choice.function.name"],
+      [{ tool_choice: "required" }, "tool_choice"],
+      [{ tools: [weather, weather] }, "tools[1].function.name"],
+      [{ tools: [{ type: "retrieval" }] }, "tools[0].type"],
       [{ modalities: ["text", "audio"] }, "modalities[1]"],
-      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/fern.png" } }] }] }, "messages[0].content[0].type"],
-      [{ messages: [{ role: "tool", content: "42", tool_call_id: "call_1" }] }, "messages[0].role"],
+      [{ messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "", format: "wav" } }] }] }, "messages[0].content[0].type"],
+      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "file:///etc/passwd" } }] }] }, "messages[0].content[0].image_url.url"],
+      [{ messages: [{ role: "user", content: "hi" }, { role: "tool", content: "42", tool_call_id: "call_1" }] }, "messages[1].tool_call_id"],
+      [{ messages: [{ role: "function", content: "42", name: "f" }] }, "messages[0].role"],
       [{ messages: [{ role: "system", content: "Only a system message." }] }, "messages"],
       [{ messages: [] }, "messages"],
+      // svc-70b here takes no images: a 400 naming the model.
+      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/fern.png" } }] }] }, "messages[0].content"],
     ];
     for (const [change, param] of cases) {
       const err = await rejection(client.chat.completions.create({ ...hello, ...change } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming));
       expect(err, param).toBeInstanceOf(BadRequestError);
       expect(err.type).toBe("invalid_request_error");
       expect(err.param, JSON.stringify(change)).toBe(param);
-      if (param.startsWith("response_format")) {
+      if (param === "messages[0].content") {
         expect((err.error as { message: string }).message).toBe(
-          "invalid request body: response_format.type: only 'text' is supported; ask for JSON in the messages instead",
+          "model svc-70b does not take images; send text only, or choose a model with images: true in GET /models",
         );
       }
     }

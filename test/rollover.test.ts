@@ -80,6 +80,7 @@ describe("the daily rollover", () => {
       expiredShares: 1, // the one-hour link; the lasting one stays
       releasedHolds: 0, // every exchange ended
       indexedSearchEntries: waiting,
+      prunedModelTimings: 1, // the 2026-08-01 exchange's; the others are within the week's window
     });
     expect(await waitingSearchEntries()).toBe(0);
     expect(((await (await h.request("/shares", { token: alice })).json()) as { items: unknown[] }).items).toHaveLength(1);
@@ -92,7 +93,7 @@ describe("the daily rollover", () => {
 
   it("changes nothing when run twice, or late for the same day", async () => {
     const state = await snapshot();
-    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0, indexedSearchEntries: 0 };
+    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0, indexedSearchEntries: 0, prunedModelTimings: 0 };
     expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
     expect(await snapshot()).toBe(state);
     at("2026-11-23T05:17:00.000Z"); // the run starts hours late; its scheduled time is what counts

@@ -11,8 +11,13 @@ import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, OPENAPI_DOCUMENT } from "../src/app";
 
-/** Deployed Workers start faster the smaller they are; the bundle stays under this (gzip -9). */
-const BUDGET_KIB = 150;
+/**
+ * Deployed Workers start faster the smaller they are; the bundle stays under this (gzip -9).
+ * 150 KiB until issue 19: models as configuration (the MODELS schema), providers' model
+ * lists, and tools, JSON replies and images on /v1 with their Anthropic translation added
+ * 9.3 KiB (150.4 -> 159.7 KiB measured on the same day); see BENCHMARKS.md.
+ */
+const BUDGET_KIB = 165;
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));

@@ -5,6 +5,7 @@ import type { Logger } from "../platform/log";
 import { utcDay, utcDayBefore } from "../features/account/credits";
 import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
 import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
+import { pruneTimingStatements } from "../features/chat/model-speed";
 import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
 import { creditDays, idempotencyKeys, shares, usageEvents } from "../../schema/index";
 
@@ -34,6 +35,8 @@ export interface RolloverResult {
   releasedHolds: number;
   /** Search entries that were still waiting to be indexed (see services/search.ts). */
   indexedSearchEntries: number;
+  /** Models' exchange timings past the measured window (src/features/chat/model-speed.ts). */
+  prunedModelTimings: number;
 }
 
 /**
@@ -54,7 +57,8 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const today = utcDay(at);
   const oldestKept = utcDayBefore(at, USAGE_HISTORY_DAYS - 1);
   const [refundHolds, freeClaims, removeHolds] = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
-  const [, , holds, keys, empty, days, events, expiredShares] = await db.batch([
+  const [oldTimings, surplusTimings] = pruneTimingStatements(db, at);
+  const [, , holds, keys, empty, days, events, expiredShares, old, surplus] = await db.batch([
     refundHolds,
     freeClaims,
     removeHolds,
@@ -72,6 +76,8 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
       .where(lt(usageEvents.at, new Date(`${oldestKept}T00:00:00.000Z`)))
       .returning({ id: usageEvents.id }),
     db.delete(shares).where(lte(shares.expiresAt, at)).returning({ token: shares.token }),
+    oldTimings,
+    surplusTimings,
   ]);
   // A Worker has no background job: whatever no search has indexed yet is indexed here.
   let indexedSearchEntries = 0;
@@ -89,6 +95,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     expiredShares: expiredShares.length,
     releasedHolds: holds.length,
     indexedSearchEntries,
+    prunedModelTimings: old.length + surplus.length,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { isKnownModel } from "./models/catalog";
+import { builtInCatalog, type Catalog } from "./models/catalog";
+import { CatalogError, parseModels } from "./models/configured-models";
 
 const optionalText = z
   .string()
@@ -24,15 +25,13 @@ const httpUrl = (what: string) =>
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-/** `svc-70b=1,claude-sonnet-4=3`: per-model credit prices overriding the catalog's. */
+/** `svc-70b=1,claude-sonnet-4=3`: per-model credit prices overriding the catalog's (ids are checked against it later). */
 function parseModelCredits(text: string | undefined, ctx: z.RefinementCtx): Record<string, number> {
   const prices: Record<string, number> = {};
   for (const entry of (text ?? "").split(",").map((e) => e.trim()).filter(Boolean)) {
     const match = /^([^=\s]+)\s*=\s*(\d+)$/.exec(entry);
     if (!match || Number(match[2]) < 1) {
       ctx.addIssue({ code: "custom", message: `must be model=credits pairs with whole credits of 1 or more, not '${entry}'` });
-    } else if (!isKnownModel(match[1]!)) {
-      ctx.addIssue({ code: "custom", message: `names an unknown model '${match[1]}'` });
     } else {
       prices[match[1]!] = Number(match[2]);
     }
@@ -112,6 +111,11 @@ const ConfigSchema = z.object({
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: httpUrl("the Anthropic API origin"),
   MODEL_CREDITS: optionalText.transform((v, ctx) => parseModelCredits(v, ctx)),
+  // The operator's catalog (JSON), or on Node a file holding it; unset: the built-in catalog.
+  MODELS: optionalText,
+  MODELS_FILE: optionalText,
+  // A local Ollama, looked for by the Node server in local mode when no model is configured.
+  OLLAMA_BASE_URL: httpUrl("Ollama's address, e.g. http://127.0.0.1:11434").transform((v) => v ?? "http://127.0.0.1:11434"),
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   AVATAR_HOSTS: z
     .string()
@@ -131,22 +135,30 @@ const ConfigSchema = z.object({
     .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean)),
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = z.infer<typeof ConfigSchema> & {
+  /** The models this deployment offers: MODELS, MODELS_FILE or the built-in catalog, with MODEL_CREDITS applied. */
+  catalog: Catalog;
+};
+
+export interface ParseOptions {
+  /** Reads MODELS_FILE (Node); without it, MODELS_FILE is refused (Workers have no files). */
+  readFile?: (path: string) => string;
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
 /** Parses the environment; throws a ConfigError naming every bad variable. */
-export function parseConfig(env: Record<string, unknown>): Config {
+export function parseConfig(env: Record<string, unknown>, options: ParseOptions = {}): Config {
   // Workers bindings (D1, AI) share the env object with string vars: keep only strings.
-  const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string"));
+  const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string")) as Record<string, string>;
   const parsed = ConfigSchema.safeParse(vars);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   }
-  const config = parsed.data;
+  const config: Config = { ...parsed.data, catalog: catalogOf(parsed.data, vars, options) };
   const authSources = [config.AUTH_JWKS_URL, config.AUTH_PUBLIC_KEY, config.AUTH_HS256_SECRET, config.AUTH_OIDC_ISSUER].filter(Boolean);
   if (authSources.length > 1) {
     throw new ConfigError(
@@ -164,4 +176,31 @@ export function parseConfig(env: Record<string, unknown>): Config {
     throw new ConfigError("invalid configuration: PUBLIC_BASE_URL is required when NODE_ENV=production (the base of share links, e.g. https://chat.example.com)");
   }
   return config;
+}
+
+/** The catalog the variables choose, with MODEL_CREDITS applied; a ConfigError names the bad entry and field. */
+function catalogOf(parsed: z.infer<typeof ConfigSchema>, vars: Record<string, string>, options: ParseOptions): Catalog {
+  if (parsed.MODELS && parsed.MODELS_FILE) throw new ConfigError("invalid configuration: set MODELS or MODELS_FILE, not both");
+  let catalog: Catalog;
+  try {
+    if (parsed.MODELS) catalog = parseModels(parsed.MODELS, "MODELS", vars);
+    else if (parsed.MODELS_FILE) {
+      if (!options.readFile) throw new CatalogError("MODELS_FILE is read by the Node server only; on Workers put the catalog in MODELS");
+      let text: string;
+      try {
+        text = options.readFile(parsed.MODELS_FILE);
+      } catch (err) {
+        throw new CatalogError(`MODELS_FILE ${parsed.MODELS_FILE} cannot be read (${(err as { code?: string }).code ?? String(err)})`);
+      }
+      catalog = parseModels(text, `MODELS_FILE ${parsed.MODELS_FILE}`, vars);
+    } else catalog = { configured: false, models: builtInCatalog(parsed), discover: [] };
+  } catch (err) {
+    if (err instanceof CatalogError) throw new ConfigError(`invalid configuration: ${err.message}`);
+    throw err;
+  }
+  const ids = new Set(catalog.models.map((m) => m.id));
+  const unknown = Object.keys(parsed.MODEL_CREDITS).filter((id) => !ids.has(id));
+  if (unknown.length > 0) throw new ConfigError(`invalid configuration: MODEL_CREDITS names an unknown model '${unknown[0]}'`);
+  for (const model of catalog.models) model.credits = parsed.MODEL_CREDITS[model.id] ?? model.credits;
+  return catalog;
 }

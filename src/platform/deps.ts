@@ -97,6 +97,8 @@ export interface RuntimeOptions {
   authFailureLimiter?: RateLimiter;
   /** How model adapters call their upstreams: a kept-alive pool on Node (default: the global fetch). */
   upstreamFetch?: UpstreamFetch;
+  /** Offer the models of a local Ollama at this address (the Node server's first run, nothing configured). */
+  localOllama?: string;
 }
 
 /** The JWT key source the configuration names, or undefined when none is set. */
@@ -127,10 +129,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       "no identity provider is configured: set AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET",
     );
   }
+  const log = options.log ?? createLogger(config.LOG_LEVEL);
   return {
     localLogin: localKey && ((name) => signLocalToken(localKey, name)),
     config,
-    log: options.log ?? createLogger(config.LOG_LEVEL),
+    log,
     now: options.now ?? (() => new Date()),
     verifyJwt: await createJwtVerifier({
       source,
@@ -138,7 +141,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       audience: config.AUTH_OIDC_AUDIENCE ?? config.AUTH_AUDIENCE,
       keysMaxAgeMs: config.AUTH_KEYS_MAX_AGE_SECONDS * 1000,
     }),
-    models: createModelRegistry(config, { workersAi: options.workersAi, fetch: options.upstreamFetch }),
+    models: createModelRegistry(config, {
+      workersAi: options.workersAi,
+      fetch: options.upstreamFetch,
+      localOllama: options.localOllama,
+      log,
+      now: options.now && (() => options.now!().getTime()),
+    }),
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
     authFailureLimiter:
       config.AUTH_FAILURES_PER_MINUTE === 0

@@ -125,7 +125,7 @@ describe.skipIf(!hasChromium)("chatting", () => {
     await context.close();
   });
 
-  it("says a model is not configured (503) and charges nothing", async () => {
+  it("offers no Send for a model this server cannot call, says why, and sends once another is chosen", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "ezra");
@@ -138,11 +138,21 @@ describe.skipIf(!hasChromium)("chatting", () => {
       }),
     );
     await page.reload();
-    await expect.poll(() => page.getByRole("combobox", { name: "Model" }).inputValue()).toBe("gpt-4o");
+    const picker = page.getByRole("combobox", { name: "Model" });
+    await expect.poll(() => picker.inputValue()).toBe("gpt-4o");
     await eventually("the counter shows the full allowance", async () => (await creditsLeft(page)) === 500);
-    await typeAndPressEnter(page, "hello?");
-    await page.getByRole("alert").filter({ hasText: /not available right now: .*not configured/ }).waitFor();
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await composer.fill("hello?");
+    await page.getByRole("status").filter({ hasText: "GPT-4o is not available on this server (its provider is not configured). Choose another model." }).waitFor();
+    expect(await page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+    await composer.press("Enter");
+    expect(await composer.inputValue()).toBe("hello?"); // nothing was sent
     expect(await creditsLeft(page)).toBe(500);
+
+    await picker.selectOption("svc-70b");
+    expect(await page.getByRole("button", { name: "Send" }).isEnabled()).toBe(true);
+    await composer.press("Enter");
+    await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "echo: hello?" }).waitFor();
     await context.close();
   });
 
@@ -153,8 +163,14 @@ describe.skipIf(!hasChromium)("chatting", () => {
     const picker = page.getByRole("combobox", { name: "Model" });
     await page.getByText(/credits? a message/).waitFor(); // the list has arrived
     const options = await picker.getByRole("option").allTextContents();
-    expect(options.some((o) => /fast|medium|slow/.test(o) && /\d+ cr/.test(o))).toBe(true);
+    expect(options.some((o) => /fast|medium|slow|tok\/s/.test(o) && /\d+ cr/.test(o))).toBe(true);
     expect(options.some((o) => o.includes("unavailable: provider not configured"))).toBe(true);
+    // After a few replies the picker shows svc-70b's speed as measured on this server.
+    for (const text of ["one", "two", "three"]) await sendAndWait(page, text);
+    await page.reload();
+    await page.getByText(/tokens\/s over its last \d+ replies here; 1 credit a message/).waitFor();
+    const measured = (await picker.getByRole("option").allTextContents()).find((o) => o.startsWith("Service 70B"));
+    expect(measured).toMatch(/^Service 70B · \d+ tok\/s · 1 cr$/);
     await context.close();
   });
 
@@ -224,6 +240,42 @@ describe.skipIf(!hasChromium)("the model picker", () => {
       await context.close();
     });
   }
+});
+
+describe.skipIf(!hasChromium)("a first run with no model", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // No model configured; the local Ollama the server looks for is the loopback upstream, with no model pulled yet.
+    stack = await startStack({ env: { SVC_MODEL_BASE_URL: "" } });
+  }, 90_000);
+  afterAll(() => stack?.close());
+
+  it("shows the operator how to connect a model instead of a Send button, and chats once Ollama has one", async () => {
+    await stack.server.close();
+    stack.upstream.models = [];
+    const { startServerProcess } = await import("../support/server-process");
+    stack.server = await startServerProcess({ OLLAMA_BASE_URL: stack.upstream.origin, RATE_LIMIT_PER_MINUTE: "0" });
+    stack.url = stack.server.url;
+    const context = await stack.browser.newContext({ baseURL: stack.url, viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
+    await logInLocally(page, "operator");
+    const card = page.getByRole("region", { name: "Connect a model to start chatting" });
+    await card.waitFor();
+    expect(await card.textContent()).toContain("ollama pull llama3.2");
+    expect(await card.textContent()).toContain("SVC_MODEL_BASE_URL");
+    expect(await page.getByRole("textbox", { name: "Message" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("alert").count()).toBe(0); // no red banner: nothing failed
+
+    // The operator pulls a model: within the server's 30 s look and the page's 10 s one, chat works.
+    stack.upstream.models = ["llama3.2:latest"];
+    stack.upstream.capabilities = { "llama3.2:latest": ["completion", "tools"] };
+    await card.waitFor({ state: "detached", timeout: 50_000 });
+    await sendAndWait(page, "hello llama");
+    expect(await page.getByRole("combobox", { name: "Model" }).inputValue()).toBe("ollama/llama3.2:latest");
+    expect(stack.upstream.requests.at(-1)!.body.model).toBe("llama3.2:latest");
+    await context.close();
+  }, 90_000);
 });
 
 describe.skipIf(!hasChromium)("running out of credits", () => {

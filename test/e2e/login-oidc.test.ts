@@ -39,3 +39,31 @@ describe.skipIf(!hasChromium)("logging in with an OpenID provider", () => {
     await context.close();
   });
 });
+
+describe.skipIf(!hasChromium)("a deployed service with no model yet", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ oidc: true, env: { SVC_MODEL_BASE_URL: "" } });
+  });
+  afterAll(() => stack?.close());
+
+  it("tells a signed-in person that chat is not available yet, with no Send button that could work", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.goto("/");
+    await page.getByRole("button", { name: "Continue to log in" }).click();
+    await page.getByPlaceholder("Enter any login").fill("rosa");
+    await page.getByPlaceholder("and password").fill("any password");
+    await page.getByRole("button", { name: "Sign-in" }).click();
+    const consent = page.getByRole("button", { name: "Continue" });
+    await Promise.race([consent.click().catch(() => {}), page.waitForURL(`${stack.url}/**`)]);
+
+    const card = page.getByRole("region", { name: "Chat is not available yet" });
+    await card.waitFor();
+    // Words for a person using the service, not for its operator.
+    expect(await card.textContent()).not.toMatch(/ollama|SVC_MODEL_BASE_URL|MODELS/i);
+    expect(await page.getByRole("textbox", { name: "Message" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
+    await context.close();
+  });
+});

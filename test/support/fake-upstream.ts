@@ -2,11 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 
 /**
- * How the upstream behaves: answer, fail with a 5xx, refuse the key (401), stall until the
- * client gives up, break off a stream after its first pieces, or send its first pieces
- * and then stall.
+ * How the upstream behaves: answer, fail with a 5xx, refuse the key (401), answer 429 (rate
+ * limited), stall until the client gives up, break off a stream after its first pieces, or
+ * send its first pieces and then stall.
  */
-export type UpstreamMode = "ok" | "fail" | "unauthorized" | "slow" | "fail-mid-stream" | "stall-mid-stream";
+export type UpstreamMode = "ok" | "fail" | "unauthorized" | "rate-limited" | "slow" | "fail-mid-stream" | "stall-mid-stream";
 
 export interface RecordedRequest {
   path: string;
@@ -14,10 +14,21 @@ export interface RecordedRequest {
   body: {
     model?: string;
     stream?: boolean;
-    messages: Array<{ role: string; content: string }>;
+    // Text, or (images, tool results) the protocol's content parts.
+    messages: Array<{ role: string; content: any; tool_calls?: any[]; tool_call_id?: string }>;
     system?: string;
     max_tokens?: number;
+    tools?: any[];
+    tool_choice?: any;
+    response_format?: any;
+    [field: string]: unknown;
   };
+}
+
+/** A reply with tool calls (and maybe text): `input` is each call's arguments object. */
+export interface ToolReply {
+  text?: string;
+  toolCalls: Array<{ name: string; input: Record<string, unknown> }>;
 }
 
 export interface RecordedTranscription {
@@ -32,8 +43,14 @@ export interface FakeUpstream {
   /** Anthropic-style API origin (…/v1/messages is served too). */
   origin: string;
   mode: UpstreamMode;
-  /** The reply text for a request; default: `echo: <last user message>`. */
-  reply: (request: RecordedRequest) => string;
+  /** The reply for a request: text (default: `echo: <last user message>`), or tool calls. */
+  reply: (request: RecordedRequest) => string | ToolReply;
+  /** The models GET /v1/models (OpenAI's or Anthropic's shape) and Ollama's GET /api/tags list. */
+  models: string[];
+  /** What Ollama's POST /api/show says each model can do (default: completion only). */
+  capabilities: Record<string, string[]>;
+  /** GET requests received (model lists), oldest first. */
+  listings: string[];
   /** Requests received, oldest first. */
   requests: RecordedRequest[];
   /** Requests whose client hung up before the reply was complete. */
@@ -64,6 +81,9 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     origin: "",
     mode: "ok",
     reply: (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`,
+    models: [],
+    capabilities: {},
+    listings: [],
     requests: [],
     transcript: "water the monstera on sunday",
     transcriptions: [],
@@ -75,6 +95,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
 
   const server = createServer((req, res) => {
     if (req.method === "POST" && req.url === "/v1/audio/transcriptions") return void transcribe(req, res);
+    if (req.method === "GET") return void list(req, res);
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -93,9 +114,30 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       });
       if (req.method === "POST" && req.url === "/v1/chat/completions") return handle(request, res, "openai");
       if (req.method === "POST" && req.url === "/v1/messages") return handle(request, res, "anthropic");
+      if (req.method === "POST" && req.url === "/api/show") {
+        const capabilities = upstream.capabilities[String(body.model)] ?? ["completion"];
+        return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ capabilities, details: { family: "llama" } }));
+      }
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"no such route"}}');
     });
   });
+
+  /** The model lists: OpenAI's and Anthropic's GET /v1/models, Ollama's GET /api/tags. */
+  function list(req: IncomingMessage, res: ServerResponse) {
+    upstream.listings.push(req.url ?? "");
+    req.resume();
+    if (upstream.mode === "fail") return void res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"down"}}');
+    const json = (body: unknown) => void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const path = (req.url ?? "").replace(/\?.*$/, "");
+    if (path === "/api/tags") {
+      return json({ models: upstream.models.map((name) => ({ name, model: name, digest: `sha256:${name}`, details: { family: "llama" } })) });
+    }
+    if (path === "/v1/models" && req.headers["anthropic-version"]) {
+      return json({ data: upstream.models.map((id) => ({ id, type: "model", display_name: id.toUpperCase(), created_at: "2026-01-01T00:00:00Z" })), has_more: false });
+    }
+    if (path === "/v1/models") return json({ object: "list", data: upstream.models.map((id) => ({ id, object: "model", created: 0, owned_by: "fake" })) });
+    res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"no such route"}}');
+  }
 
   /** OpenAI's speech to text: multipart in, `{ text }` out. */
   async function transcribe(req: IncomingMessage, res: ServerResponse) {
@@ -131,12 +173,18 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         res.writeHead(401, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: { message: "invalid api key", type: "authentication_error" } }));
         return;
+      case "rate-limited":
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "20" });
+        res.end(JSON.stringify({ error: { message: "rate limit reached", type: "rate_limit_error" } }));
+        return;
       case "slow":
         // Never answers: the service's timeout (or the client) must give up.
         return;
     }
-    const text = upstream.reply(request);
-    if (request.body.stream) return stream(text, res, protocol);
+    const reply = upstream.reply(request);
+    const { text, toolCalls } = typeof reply === "string" ? { text: reply, toolCalls: [] } : { text: reply.text ?? "", toolCalls: reply.toolCalls };
+    const calls = toolCalls.map((c, i) => ({ id: `call_${i}_${c.name}`, name: c.name, input: c.input }));
+    if (request.body.stream) return calls.length > 0 ? streamToolCalls(text, calls, res, protocol) : stream(text, res, protocol);
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       JSON.stringify(
@@ -146,7 +194,19 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
               object: "chat.completion",
               created: Math.floor(Date.now() / 1000),
               model: request.body.model,
-              choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+              choices: [
+                {
+                  index: 0,
+                  message: {
+                    role: "assistant",
+                    content: calls.length > 0 && text === "" ? null : text,
+                    ...(calls.length > 0
+                      ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.input) } })) }
+                      : {}),
+                  },
+                  finish_reason: calls.length > 0 ? "tool_calls" : "stop",
+                },
+              ],
               usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
             }
           : {
@@ -154,11 +214,55 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
               type: "message",
               role: "assistant",
               model: request.body.model,
-              content: [{ type: "text", text }],
-              stop_reason: "end_turn",
+              content: [
+                ...(text ? [{ type: "text", text }] : []),
+                ...calls.map((c) => ({ type: "tool_use", id: c.id.replace("call", "toolu"), name: c.name, input: c.input })),
+              ],
+              stop_reason: calls.length > 0 ? "tool_use" : "end_turn",
             },
       ),
     );
+  }
+
+  /** A streamed reply with tool calls: each call's arguments arrive in two pieces, as providers split them. */
+  function streamToolCalls(text: string, calls: Array<{ id: string; name: string; input: Record<string, unknown> }>, res: ServerResponse, protocol: "openai" | "anthropic") {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const halves = (input: Record<string, unknown>) => {
+      const json = JSON.stringify(input);
+      const cut = Math.floor(json.length / 2);
+      return [json.slice(0, cut), json.slice(cut)];
+    };
+    if (protocol === "openai") {
+      const chunk = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.write(chunk({ role: "assistant", content: text || null }, null));
+      calls.forEach((c, index) => {
+        const [first, second] = halves(c.input);
+        res.write(chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] }, null));
+        res.write(chunk({ tool_calls: [{ index, function: { arguments: first } }] }, null));
+        res.write(chunk({ tool_calls: [{ index, function: { arguments: second } }] }, null));
+      });
+      res.write(chunk({}, "tool_calls"));
+      res.end("data: [DONE]\n\n");
+    } else {
+      const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
+      res.write(event("message_start", { message: { id: "msg_fake", role: "assistant", content: [], usage: { input_tokens: 3 } } }));
+      let block = 0;
+      if (text) {
+        res.write(event("content_block_start", { index: block, content_block: { type: "text", text: "" } }));
+        res.write(event("content_block_delta", { index: block, delta: { type: "text_delta", text } }));
+        res.write(event("content_block_stop", { index: block++ }));
+      }
+      for (const c of calls) {
+        const [first, second] = halves(c.input);
+        res.write(event("content_block_start", { index: block, content_block: { type: "tool_use", id: c.id.replace("call", "toolu"), name: c.name, input: {} } }));
+        res.write(event("content_block_delta", { index: block, delta: { type: "input_json_delta", partial_json: first } }));
+        res.write(event("content_block_delta", { index: block, delta: { type: "input_json_delta", partial_json: second } }));
+        res.write(event("content_block_stop", { index: block++ }));
+      }
+      res.write(event("message_delta", { delta: { stop_reason: "tool_use" }, usage: { output_tokens: 9 } }));
+      res.end(event("message_stop", {}));
+    }
   }
 
   function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic") {

@@ -64,6 +64,8 @@ export async function createHarness(
     env?: Record<string, string> | ((idp: IdentityProvider) => Record<string, string>);
     clock?: Clock;
     workersAi?: WorkersAiBinding;
+    /** Offer a local Ollama's models at this address, as the Node server does on first run. */
+    localOllama?: string;
   } = {},
 ): Promise<Harness> {
   const idp = await startIdentityProvider();
@@ -88,7 +90,13 @@ export async function createHarness(
     ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
   // Upstream calls go through the kept-alive pool, as the Node server makes them.
-  const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi, upstreamFetch: createUpstreamPool() });
+  const runtime = await createRuntime(config, {
+    now: clock.now,
+    log: logs.log,
+    workersAi: options.workersAi,
+    upstreamFetch: createUpstreamPool(),
+    localOllama: options.localOllama,
+  });
   // As the Node server: served on a socket (listen), bodies are read from it and a client
   // leaving is seen on it; in-process requests (request) have no socket and use the Request.
   const deps: Deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER), readBody: readBodyFromSocket, clientGone: clientGoneFromSocket };

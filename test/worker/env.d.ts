@@ -8,6 +8,8 @@ declare global {
       TEST_PRIVATE_JWK: string;
       AUTH_ISSUER: string;
       AUTH_AUDIENCE: string;
+      /** The loopback upstream (test/worker/global-setup.ts). */
+      SVC_MODEL_BASE_URL: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../../src/worker");

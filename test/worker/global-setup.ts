@@ -4,6 +4,8 @@ import { startFakeUpstream } from "../support/fake-upstream";
 // A real OpenAI-compatible upstream on 127.0.0.1, in Node, for the Worker under test to call.
 export default async function setup(project: TestProject) {
   const upstream = await startFakeUpstream();
+  // What its GET /v1/models lists, for a provider discovered from the Worker.
+  upstream.models = ["worker-llama"];
   project.provide("upstreamUrl", upstream.baseUrl);
   return () => upstream.close();
 }

@@ -29,10 +29,40 @@ print("Next watering:", last_watered + timedelta(days=7))
 
 > Yellow leaves usually mean *too much* water, not too little.`;
 
+/**
+ * The first run of a server with no model: the setup card, in local mode. Its Ollama is a
+ * loopback upstream with no model pulled.
+ */
+async function setupCard() {
+  const upstream = await startFakeUpstream({ record: false });
+  const server = await startServerProcess({ OLLAMA_BASE_URL: upstream.origin, RATE_LIMIT_PER_MINUTE: "0" });
+  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox"] });
+  try {
+    for (const theme of ["light", "dark"] as const) {
+      const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, colorScheme: theme, deviceScaleFactor: 1, reducedMotion: "reduce" });
+      const page = await context.newPage();
+      await page.goto("/login");
+      await page.getByLabel("Your name").fill("Alice");
+      await page.getByRole("button", { name: "Log in" }).click();
+      await page.getByRole("region", { name: "Connect a model to start chatting" }).waitFor();
+      await page.mouse.move(900, 400);
+      await page.screenshot({ path: join(out, `setup-card-${theme}.png`) });
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+    await upstream.close();
+  }
+}
+
 async function main() {
   if (!hasChromium) throw new Error(`no Chromium at ${chromiumPath}: apt-get install chromium`);
   buildWebIfNeeded();
   mkdirSync(out, { recursive: true });
+  await setupCard();
+  // `npm run screenshots -- setup-card`: that screen alone.
+  if (process.argv.includes("setup-card")) return;
   const dbFile = join(mkdtempSync(join(tmpdir(), "screenshots-")), "db");
   const upstream = await startFakeUpstream({ record: false });
   upstream.reply = (req) => (req.body.messages.at(-1)?.content.includes("monstera") ? REPLY : "Sure: bright, indirect light and a well-draining mix.");

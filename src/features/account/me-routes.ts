@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
-import { MODEL_CATALOG, isKnownModel } from "../../platform/models/catalog";
+import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
+import type { ModelRegistry } from "../../platform/models/registry";
 import { createRouter } from "../../platform/http/router";
 import { getProfile, updateProfile, type Profile } from "./profile";
 import { isSafeAvatarUrl } from "../../platform/auth/users";
@@ -37,15 +38,15 @@ const Language = z
   .refine((v) => new RegExp(LANGUAGE_PATTERN).test(v) && canonicalLanguage(v) !== null, LANGUAGE_MESSAGE)
   .openapi({ example: "en", maxLength: 64, pattern: LANGUAGE_PATTERN });
 
-const modelMessage = `must be a known model id: ${MODEL_CATALOG.map((m) => m.id).join(", ")}`;
-
 const PreferencesSchema = z
   .object({
     theme: z.enum(["light", "dark", "auto"], { error: "must be light, dark or auto" }),
+    // The models are the deployment's configuration: the handler checks the id against them.
     defaultModel: z
-      .string({ error: modelMessage })
-      .refine(isKnownModel, modelMessage)
-      .openapi({ example: "svc-70b", enum: MODEL_CATALOG.map((m) => m.id) }),
+      .string({ error: "must be a model id from GET /models" })
+      .min(1)
+      .max(200)
+      .openapi({ example: "svc-70b", description: "A model id from GET /models" }),
     voiceInput: z.boolean({ error: "must be true or false" }),
     language: Language,
   })
@@ -108,14 +109,23 @@ const patchMe = authenticatedRoute({
   responses: { 200: profileReply },
 });
 
+/** The id a profile shows as its default model until the person picks one. */
+const defaultModelOf = (models: ModelRegistry) => models.defaultModel()?.id ?? DEFAULT_MODEL_ID;
+
 export const meRoutes = createRouter()
   .openapi(getMe, async (c) => {
-    const { db, now } = c.get("deps");
-    return c.json(toJson(await getProfile(db, c.get("principal"), now())), 200);
+    const { db, now, models } = c.get("deps");
+    return c.json(toJson(await getProfile(db, c.get("principal"), now(), defaultModelOf(models))), 200);
   })
   .openapi(patchMe, async (c) => {
-    const { db, now } = c.get("deps");
+    const { db, now, models } = c.get("deps");
     const { name, avatarUrl, preferences } = c.req.valid("json");
+    const chosen = preferences?.defaultModel;
+    if (chosen !== undefined && !models.get(chosen)) {
+      throw new ApiError(400, `invalid request body: preferences.defaultModel: must be a known model id: ${listIds(models)}`, {
+        field: "preferences.defaultModel",
+      });
+    }
     const changes = {
       name,
       avatarUrl,
@@ -124,7 +134,7 @@ export const meRoutes = createRouter()
         ...(preferences.language === undefined ? {} : { language: canonicalLanguage(preferences.language)! }),
       },
     };
-    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now())), 200);
+    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now(), defaultModelOf(models))), 200);
   });
 
 function toJson(profile: Profile | null) {
@@ -139,6 +149,12 @@ function canonicalLanguage(tag: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** The registry's ids for a message: the first 20, then how many more. */
+function listIds(models: ModelRegistry): string {
+  const ids = models.list().map((m) => m.id);
+  return ids.length <= 20 ? ids.join(", ") : `${ids.slice(0, 20).join(", ")} and ${ids.length - 20} more (GET /models lists them)`;
 }
 
 function unknownKeysMessage(issue: { code?: string; keys?: string[] }, allowed: string): string | undefined {

@@ -1,7 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db";
-import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
 import { users, type StoredPreferences } from "../../../schema/index";
 import { upsertUser } from "../../platform/auth/users";
 
@@ -12,9 +11,9 @@ export interface Preferences {
   language: string;
 }
 
-export const DEFAULT_PREFERENCES: Preferences = {
+/** The defaults of the preferences a person has not set; `defaultModel` is the deployment's default model. */
+export const DEFAULT_PREFERENCES: Omit<Preferences, "defaultModel"> = {
   theme: "auto",
-  defaultModel: DEFAULT_MODEL_ID,
   voiceInput: true,
   language: "en",
 };
@@ -44,13 +43,13 @@ type UserRow = typeof users.$inferSelect;
  * user exists already and is read. One round trip either way. Null only when the user
  * behind an API key has gone.
  */
-export async function getProfile(db: Db, principal: Principal, now: Date): Promise<Profile | null> {
+export async function getProfile(db: Db, principal: Principal, now: Date, defaultModel: string): Promise<Profile | null> {
   if (principal.via === "jwt") {
     const [row] = await upsertUser(db, principal, now);
-    return toProfile(row!);
+    return toProfile(row!, defaultModel);
   }
   const [row] = await db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
-  return row ? toProfile(row) : null;
+  return row ? toProfile(row, defaultModel) : null;
 }
 
 /**
@@ -63,6 +62,7 @@ export async function updateProfile(
   principal: Principal,
   changes: ProfileChanges,
   now: Date,
+  defaultModel: string,
 ): Promise<Profile | null> {
   const set: Partial<Record<"name" | "avatarUrl" | "preferences", unknown>> = {};
   if (changes.name !== undefined) set.name = changes.name;
@@ -70,7 +70,7 @@ export async function updateProfile(
   if (changes.preferences !== undefined && Object.keys(changes.preferences).length > 0) {
     set.preferences = sql`json_patch(${users.preferences}, ${JSON.stringify(changes.preferences)})`;
   }
-  if (Object.keys(set).length === 0) return getProfile(db, principal, now);
+  if (Object.keys(set).length === 0) return getProfile(db, principal, now, defaultModel);
 
   const update = db
     .update(users)
@@ -79,13 +79,13 @@ export async function updateProfile(
     .returning();
   if (principal.via === "jwt") {
     const [, updated] = await db.batch([upsertUser(db, principal, now), update]);
-    return toProfile(updated[0]!);
+    return toProfile(updated[0]!, defaultModel);
   }
   const [row] = await update;
-  return row ? toProfile(row) : null;
+  return row ? toProfile(row, defaultModel) : null;
 }
 
-function toProfile(row: UserRow): Profile {
+function toProfile(row: UserRow, defaultModel: string): Profile {
   const identity: Profile["identity"] = { issuer: row.issuer, subject: row.subject };
   if (row.email !== null) identity.email = row.email;
   if (row.wallet !== null) identity.wallet = row.wallet;
@@ -93,17 +93,17 @@ function toProfile(row: UserRow): Profile {
     id: row.id,
     name: row.name,
     avatarUrl: row.avatarUrl,
-    preferences: withDefaults(row.preferences),
+    preferences: withDefaults(row.preferences, defaultModel),
     identity,
     createdAt: row.createdAt,
   };
 }
 
-function withDefaults(stored: StoredPreferences | null): Preferences {
+function withDefaults(stored: StoredPreferences | null, defaultModel: string): Preferences {
   const s = stored ?? {};
   return {
     theme: s.theme ?? DEFAULT_PREFERENCES.theme,
-    defaultModel: s.defaultModel ?? DEFAULT_PREFERENCES.defaultModel,
+    defaultModel: s.defaultModel ?? defaultModel,
     voiceInput: s.voiceInput ?? DEFAULT_PREFERENCES.voiceInput,
     language: s.language ?? DEFAULT_PREFERENCES.language,
   };

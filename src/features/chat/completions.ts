@@ -1,11 +1,11 @@
 import type { Principal } from "../../platform/auth/principal";
 import { encodeBase64url, sha256Hex } from "../../platform/encoding";
 import { excerpt } from "../../platform/errors";
-import { ModelNotFound } from "./errors";
-import type { ChatMessage, ModelOutcome, Sampling } from "../../platform/models/adapter";
+import { ModelLacksCapability, ModelNotFound } from "./errors";
+import { textOf, type ChatMessage, type ModelOutcome, type ModelTooling, type Sampling, type ToolCall } from "../../platform/models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./send";
-import { openExchange, replayTurn, type ChatDeps, type ModelCallOptions, type Turn } from "./exchange";
+import { openExchange, replayTurn, type ChatDeps, type Exchange, type ModelCallOptions, type Turn } from "./exchange";
 import type { Credits } from "../account/credits";
 
 // ---------------------------------------------------------------------------------------
@@ -21,6 +21,8 @@ export interface Completion {
   created: number;
   model: string;
   content: string;
+  /** The model's calls to the request's tools, if it made any. */
+  toolCalls?: ToolCall[];
   finishReason: NonNullable<ModelOutcome["finishReason"]>;
   /** The provider's counts when it reports them, else an estimate. */
   usage: { promptTokens: number; completionTokens: number };
@@ -35,6 +37,8 @@ export interface CompletionInput {
   /** The conversation; with `contextId`, its system messages and its last (user) message. */
   messages: ChatMessage[];
   sampling: Sampling;
+  /** Tools, tool choice and response format, relayed to the model. */
+  tooling?: ModelTooling;
   /** Continue this stored context: its history replaces the given earlier turns. */
   contextId?: string;
   idempotencyKey?: string;
@@ -49,6 +53,31 @@ export function knownModel(models: ModelRegistry, id: string): RegisteredModel {
   throw new ModelNotFound(
     `model '${excerpt(id)}' does not exist${offered.length > 0 ? `; available models: ${offered.join(", ")}` : ""} (GET /v1/models lists them)`,
   );
+}
+
+/**
+ * What the request asks of the model beyond text, checked against what it takes: tools
+ * (and a conversation holding tool calls), images, a JSON reply. A 400 naming the model.
+ */
+export function requireCapabilities(model: RegisteredModel, messages: ChatMessage[], tooling: ModelTooling = {}): void {
+  const lacking = lackingCapability(model, messages, tooling);
+  if (lacking) throw new ModelLacksCapability(model.id, lacking.what, lacking.field);
+}
+
+/** What of the request the model does not take, if anything: a fallback must take it all. */
+function lackingCapability(model: RegisteredModel, messages: ChatMessage[], tooling: ModelTooling): { what: "tools" | "images" | "json"; field: string } | undefined {
+  if (!model.tools) {
+    if (tooling.tools && tooling.tools.length > 0) return { what: "tools", field: "tools" };
+    const i = messages.findIndex((m) => m.role === "tool" || (m.toolCalls && m.toolCalls.length > 0));
+    if (i >= 0) return { what: "tools", field: `messages[${i}]` };
+  }
+  if (!model.images) {
+    const i = messages.findIndex((m) => typeof m.content !== "string" && m.content.some((p) => p.type === "image"));
+    if (i >= 0) return { what: "images", field: `messages[${i}].content` };
+  }
+  const format = tooling.responseFormat?.type;
+  if (format && format !== "text" && model.protocol === "workers-ai") return { what: "json", field: "response_format" };
+  return undefined;
 }
 
 /** The models a caller can use now, for GET /v1/models. */
@@ -71,24 +100,31 @@ export type CompletionTurn = Turn<Completion> & { meta: CompletionMeta };
  * Nothing is charged on any refusal.
  */
 export async function sendCompletion(deps: ChatDeps, input: CompletionInput): Promise<CompletionTurn> {
-  knownModel(deps.models, input.modelId);
+  requireCapabilities(knownModel(deps.models, input.modelId), input.messages, input.tooling);
   const fingerprint = await sha256Hex(
-    JSON.stringify(["POST /v1/chat/completions", input.modelId, input.messages, input.sampling, input.contextId ?? null]),
+    JSON.stringify(["POST /v1/chat/completions", input.modelId, input.messages, input.sampling, input.contextId ?? null, ...(input.tooling && Object.keys(input.tooling).length > 0 ? [input.tooling] : [])]),
   );
   return input.contextId === undefined ? sendStateless(deps, input, fingerprint) : sendInContext(deps, input, input.contextId, fingerprint);
 }
 
 async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint: string): Promise<CompletionTurn> {
   const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, fingerprint } : undefined;
-  const opened = await openExchange(deps, { principal: input.principal, modelId: input.modelId, idempotency, requestId: input.requestId });
-  if (opened.kind === "replay") return replayed(opened.body, input.messages.at(-1)?.content ?? "", deps.now());
+  const opened = await openExchange(deps, {
+    principal: input.principal,
+    modelId: input.modelId,
+    idempotency,
+    requestId: input.requestId,
+    suits: (m) => !lackingCapability(m, input.messages, input.tooling ?? {}),
+  });
+  if (opened.kind === "replay") return replayed(opened.body, textOf(input.messages.at(-1)?.content ?? ""), deps.now());
 
   const { exchange } = opened;
-  const tracker = trackOutcome(input.sampling);
+  const tracker = trackOutcome(input.sampling, input.tooling);
   const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
   return {
     replayed: false,
     credits: exchange.credits,
+    creditsAfter: (model) => exchange.creditsAfter(model),
     meta,
     events: (signal, stream) =>
       exchange.run({
@@ -96,7 +132,10 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
         signal,
         stream,
         callOptions: tracker.callOptions,
-        settle: (content) => ({ contextId: null, reply: build(meta, content, tracker.outcome, input.messages, null, exchange.credits) }),
+        settle: (content, model) => ({
+          contextId: null,
+          reply: build({ ...meta, model: model.id }, content, tracker.outcome, input.messages, null, creditsAfter(exchange, model)),
+        }),
       }),
   };
 }
@@ -108,7 +147,7 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
  */
 async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: string, fingerprint: string): Promise<CompletionTurn> {
   const system = input.messages.filter((m) => m.role === "system");
-  const message = input.messages.at(-1)!.content;
+  const message = textOf(input.messages.at(-1)!.content);
   const opening: ChatOpening = await openChat(deps, {
       principal: input.principal,
       message,
@@ -123,11 +162,12 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
   const { exchange } = opening;
   const chat = opening;
   const prompt = [...system, ...chat.prompt];
-  const tracker = trackOutcome(input.sampling);
+  const tracker = trackOutcome(input.sampling, input.tooling);
   const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
   return {
     replayed: false,
     credits: exchange.credits,
+    creditsAfter: (model) => exchange.creditsAfter(model),
     meta,
     events: (signal, stream) =>
       exchange.run({
@@ -135,9 +175,9 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
         signal,
         stream,
         callOptions: tracker.callOptions,
-        settle(content) {
-          const stored = chat.settle(content);
-          return { ...stored, reply: build(meta, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
+        settle(content, model) {
+          const stored = chat.settle(content, model);
+          return { ...stored, reply: build({ ...meta, model: model.id }, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
         },
         explainStoreFailure: (err) => chat.explainStoreFailure(err),
       }),
@@ -147,13 +187,18 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
 /** A stored reply: a completion, or a context's chat reply (stored so before this version). */
 function replayed(body: unknown, message: string, at: Date): CompletionTurn {
   const completion = "response" in (body as object) ? fromChatReply(body as ChatReply, message, at) : (body as Completion);
-  return { ...replayTurn(completion, completion.content, completion.credits), meta: completion };
+  return { ...replayTurn(completion, completion.content, completion.credits, completion.model), meta: completion };
 }
 
-function trackOutcome(sampling: Sampling) {
+/** The day's credits once the hold is settled at the answering model's price. */
+function creditsAfter(exchange: Exchange, model: RegisteredModel): Credits {
+  return exchange.creditsAfter(model.id);
+}
+
+function trackOutcome(sampling: Sampling, tooling: ModelTooling = {}) {
   const tracker: { outcome: ModelOutcome; callOptions: ModelCallOptions } = {
     outcome: {},
-    callOptions: { sampling, onOutcome: (outcome) => void (tracker.outcome = outcome) },
+    callOptions: { sampling, ...tooling, onOutcome: (outcome) => void (tracker.outcome = outcome) },
   };
   return tracker;
 }
@@ -170,8 +215,9 @@ function build(
   return {
     ...meta,
     content,
-    finishReason: outcome.finishReason ?? "stop",
-    usage: outcome.usage ?? estimateUsage(prompt, content),
+    ...(outcome.toolCalls && outcome.toolCalls.length > 0 ? { toolCalls: outcome.toolCalls } : {}),
+    finishReason: outcome.finishReason ?? (outcome.toolCalls && outcome.toolCalls.length > 0 ? "tool_calls" : "stop"),
+    usage: outcome.usage ?? estimateUsage(prompt, content + (outcome.toolCalls ?? []).map((c) => c.name + c.arguments).join("")),
     contextId,
     credits: withoutDay,
   };
@@ -193,7 +239,7 @@ function fromChatReply(reply: ChatReply, message: string, at: Date): Completion 
 
 function estimateUsage(prompt: ChatMessage[], content: string) {
   return {
-    promptTokens: prompt.reduce((sum, m) => sum + estimateTokens(m.content), 0),
+    promptTokens: prompt.reduce((sum, m) => sum + estimateTokens(textOf(m.content)), 0),
     completionTokens: Math.ceil(content.length / 3),
   };
 }

@@ -11,6 +11,19 @@ export class ModelNotFound extends DomainError {
   }
 }
 
+/** The request asks a model for what it does not take: tools, images, a JSON reply. */
+export class ModelLacksCapability extends DomainError {
+  constructor(modelId: string, what: "tools" | "images" | "json", field: string) {
+    const wording: Record<typeof what, [string, string]> = {
+      tools: ["model_without_tools", `model ${modelId} does not take tools; send the request without tools and tool messages, or choose a model with tools: true in GET /models`],
+      images: ["model_without_images", `model ${modelId} does not take images; send text only, or choose a model with images: true in GET /models`],
+      json: ["model_without_json", `model ${modelId} cannot be asked for a JSON reply here; leave response_format unset, or choose another model`],
+    };
+    const [code, message] = wording[what];
+    super("invalid", code, message, { field });
+  }
+}
+
 /** The model exists but cannot be used now: its provider is not configured, or refused this server. */
 export class ModelUnavailable extends DomainError {
   constructor(message: string, code: "model_not_configured" | "model_unreachable" = "model_not_configured") {

@@ -17,8 +17,16 @@ import {
   PriceOverAllowance,
 } from "./errors";
 import type { Logger } from "../../platform/log";
-import { UpstreamError, type ChatMessage, type ModelRequest } from "../../platform/models/adapter";
-import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
+import {
+  UpstreamError,
+  type ChatMessage,
+  type ModelOutcome,
+  type ModelRequest,
+  type ModelTooling,
+  type StreamPiece,
+  type ToolCallDelta,
+} from "../../platform/models/adapter";
+import { timingStatement, type ExchangeTiming } from "./model-speed";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditDays, users, type StoredPreferences } from "../../../schema/index";
 import { creditsFor, debitStatement, describeWait, secondsUntil, utcDay, type Credits } from "../account/credits";
@@ -73,31 +81,44 @@ function unavailable(model: RegisteredModel): ModelUnavailable {
   return new ModelUnavailable(`model ${model.id} is not configured on this server (the operator must ${model.setup}); choose another model from GET /models`);
 }
 
-/** The model a message goes to when the request names none: the user's default, else svc-70b. */
+/** The model a message goes to when the request names none: the user's default, else the deployment's. */
 function defaultModelFor(models: ModelRegistry, storedDefault: string | undefined): RegisteredModel {
-  return (storedDefault ? models.get(storedDefault) : undefined) ?? models.get(DEFAULT_MODEL_ID)!;
+  return (storedDefault ? models.get(storedDefault) : undefined) ?? models.defaultModel()!;
 }
 
 /**
- * The price of the user's default model in SQL (NULL when it is unavailable), for the
- * debit: a CASE over the registry's `count` models, whose ids and prices are placeholders
- * (see defaultPriceValues), so that the prepared debit serves any registry.
+ * The models an exchange may be answered by, in order: the model, then those of its
+ * fallbacks that are available and suit the request (`suits`: what it asks of them).
  */
-function defaultModelPrice(count: number): SQL {
-  const cases = Array.from({ length: count }, (_, i) => sql`when ${sql.placeholder(`model${i}`)} then ${sql.placeholder(`price${i}`)}`);
-  return sql`(select case json_extract(preferences, '$.defaultModel') ${sql.join(cases, sql` `)} else ${sql.placeholder(
-    "fallbackPrice",
-  )} end from users where id = ${sql.placeholder("userId")})`;
+export function answerChain(models: ModelRegistry, model: RegisteredModel, suits: (m: RegisteredModel) => boolean = () => true): RegisteredModel[] {
+  const chain = [model];
+  for (const id of model.fallbacks) {
+    const fallback = models.get(id);
+    if (fallback?.available && suits(fallback) && !chain.includes(fallback)) chain.push(fallback);
+  }
+  return chain;
+}
+
+/** What the debit holds for a chain: the highest price among the models that may answer; the settling batch gives back the rest. */
+function holdPrice(chain: RegisteredModel[]): number {
+  return Math.max(...chain.map((m) => m.credits));
+}
+
+/**
+ * The hold of the user's default model in SQL (NULL when it is unavailable), for the
+ * debit: looked up in a JSON object of every model's hold (one placeholder, whatever the
+ * registry's size: D1 binds at most 100 values a statement), else `fallbackPrice` (the
+ * deployment's default) when the preference names no model of the registry.
+ */
+function defaultModelPrice(): SQL {
+  return sql`(select case when p.key is null then ${sql.placeholder("fallbackPrice")} else p.value end from users u left join json_each(${sql.placeholder(
+    "prices",
+  )}) p on p.key = json_extract(u.preferences, '$.defaultModel') where u.id = ${sql.placeholder("userId")})`;
 }
 
 function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
-  const price = (m: RegisteredModel) => (m.available ? m.credits : null);
-  const values: Record<string, unknown> = { fallbackPrice: price(models.get(DEFAULT_MODEL_ID)!) };
-  models.list().forEach((m, i) => {
-    values[`model${i}`] = m.id;
-    values[`price${i}`] = price(m);
-  });
-  return values;
+  const price = (m: RegisteredModel) => (m.available ? holdPrice(answerChain(models, m)) : null);
+  return { fallbackPrice: price(models.defaultModel()!), prices: JSON.stringify(Object.fromEntries(models.list().map((m) => [m.id, price(m)]))) };
 }
 
 /**
@@ -108,11 +129,11 @@ function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
 const openingStatements = perDb((db) => {
   const userId = sql.placeholder("userId");
   const debits = new Map<string, ReturnType<typeof prepareDebit>>();
-  function prepareDebit(shape: { defaultModels: number; claim: boolean; context: boolean }) {
+  function prepareDebit(shape: { defaultModel: boolean; claim: boolean; context: boolean }) {
     const guards: SQL[] = [];
     if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
     if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
-    const price = shape.defaultModels > 0 ? defaultModelPrice(shape.defaultModels) : sql`${sql.placeholder("price")}`;
+    const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
     const day = sql.placeholder("day");
     return {
       debit: debitStatement(db, { userId, day, price, allowance: sql.placeholder("allowance"), guards }).prepare(),
@@ -129,9 +150,9 @@ const openingStatements = perDb((db) => {
   }
   const [releaseRefund, releaseClaims, releaseHolds] = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
   return {
-    /** The debit and its hold. `defaultModels`: the registry's size when the price is the default model's, else 0. */
-    debit(shape: { defaultModels: number; claim: boolean; context: boolean }) {
-      const key = `${shape.defaultModels}/${shape.claim}/${shape.context}`;
+    /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
+    debit(shape: { defaultModel: boolean; claim: boolean; context: boolean }) {
+      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}`;
       let debit = debits.get(key);
       if (!debit) debits.set(key, (debit = prepareDebit(shape)));
       return debit;
@@ -166,6 +187,8 @@ export interface OpenExchangeInput {
   idempotency?: { key: string; fingerprint: string };
   requestId: string;
   extension?: OpeningExtension;
+  /** What the request asks of a fallback (the OpenAI surface: tools, images); default: any. */
+  suits?: (model: RegisteredModel) => boolean;
 }
 
 export type Opened =
@@ -186,6 +209,9 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   const day = utcDay(at);
   const allowance = config.DAILY_CREDITS;
   const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
+  if (!explicit && !models.defaultModel()) {
+    throw new ModelUnavailable("no model is configured on this server yet: the operator must set MODELS or a provider's variables (docs/chat.md); nothing was charged");
+  }
   const holdId = timeOrderedId("hold");
   const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, holdId);
 
@@ -200,12 +226,12 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   for (const release of prepared.releaseStale) add(bound(release, stale));
   if (claim) add(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS));
   const contextId = extension?.contextId;
-  const shape = prepared.debit({ defaultModels: explicit ? 0 : models.list().length, claim: !!claim, context: contextId !== undefined });
+  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: contextId !== undefined });
   const values = {
     userId,
     day,
     allowance,
-    ...(explicit ? { price: explicit.credits } : defaultPriceValues(models)),
+    ...(explicit ? { price: holdPrice(answerChain(models, explicit, input.suits)) } : defaultPriceValues(models)),
     ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
     ...(contextId !== undefined && { contextId }),
   };
@@ -229,10 +255,11 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
 
   const account = (results[accountAt] as Array<{ used: number | null; preferences: StoredPreferences }>)[0];
   const model = explicit ?? defaultModelFor(models, account?.preferences.defaultModel);
+  const chain = model.available ? answerChain(models, model, input.suits) : [model];
   const charged = debited[0];
   if (charged) {
-    const charge = { holdId, userId, day, at, credits: model.credits, used: charged.used, allowance };
-    return { kind: "charged", exchange: new Exchange(deps, model, charge, claim, input.requestId), reads };
+    const charge = { holdId, userId, day, at, credits: holdPrice(chain), used: charged.used, allowance };
+    return { kind: "charged", exchange: new Exchange(deps, chain, charge, claim, input.requestId), reads };
   }
 
   // Refused: give the key back, then say why, most specific reason first.
@@ -245,9 +272,11 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
     if (explained) return explained;
     const used = account?.used ?? 0;
     const credits = creditsFor(day, used, allowance);
-    if (model.credits > allowance) return new PriceOverAllowance(model.id, model.credits, allowance);
+    const held = holdPrice(chain);
+    if (held > allowance) return new PriceOverAllowance(model.id, held, allowance);
     const wait = secondsUntil(credits.resetAt, at);
-    const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${model.credits} credits and ${credits.remaining} remain today`;
+    const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
+    const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${costs} and ${credits.remaining} remain today`;
     return new CreditsUsedUp(`insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
   }
 }
@@ -304,11 +333,19 @@ function createDeadline(ms: number, caller: AbortSignal) {
 }
 type Deadline = ReturnType<typeof createDeadline>;
 
-/** Sampling settings for the model, and a listener told how its reply ended (finish reason, usage). */
-export type ModelCallOptions = Pick<ModelRequest, "sampling" | "onOutcome">;
+/** Sampling settings for the model, its tools and response format, and a listener told how its reply ended (finish reason, usage). */
+export type ModelCallOptions = Pick<ModelRequest, "sampling" | "onOutcome" | keyof ModelTooling>;
 
-/** What an exchange yields: `started` once the model accepted a streamed request, the reply's text in pieces, then the stored reply. */
-export type ExchangeEvent<R> = { type: "started" } | { type: "delta"; text: string } | { type: "done"; reply: R };
+/**
+ * What an exchange yields: `started` once a model has begun a streamed reply (naming the
+ * model that answers), the reply's text and tool calls in pieces, then the stored reply
+ * and the model that answered.
+ */
+export type ExchangeEvent<R> =
+  | { type: "started"; model?: string }
+  | { type: "delta"; text: string }
+  | { type: "tool-call"; call: ToolCallDelta }
+  | { type: "done"; reply: R; model?: string };
 
 /** What the batch that stores an exchange holds besides its usage record, its hold and its replayable reply. */
 export interface Settlement<R> {
@@ -326,28 +363,62 @@ export interface ExchangeRun<R> {
   /** Streamed from the model piece by piece, or asked for whole (one delta). */
   stream: boolean;
   callOptions?: ModelCallOptions;
-  /** What to store for the model's whole reply. */
-  settle(text: string): Settlement<R> | Promise<Settlement<R>>;
+  /** What to store for the whole reply of `model`, the model that answered. */
+  settle(text: string, model: RegisteredModel): Settlement<R> | Promise<Settlement<R>>;
   /** An error that says better than a 500 why the exchange could not be stored, if any. */
   explainStoreFailure?(err: unknown): DomainError | undefined;
 }
 
+/** A failure before the first token that the next model of the chain may answer instead: the provider down, a 5xx, a 429, a timeout. */
+function fallsBack(err: unknown, deadline: Deadline): boolean {
+  if (deadline.timedOut) return true;
+  if (deadline.signal.aborted) return false;
+  if (!(err instanceof UpstreamError) || err.credentialsRejected) return false;
+  return err.status === undefined || err.status === 429 || err.status >= 500;
+}
+
+/** How long the answering model took, for GET /models' measured speed. */
+interface Timing {
+  startedAt: number;
+  firstTokenAt: number | null;
+}
+
 /**
- * A charged exchange, owned from the debit to the end: `run` calls the model, yields its
- * reply and stores it. It ends exactly once: stored (one batch, which settles the hold),
- * or released (one batch: refund, key, hold) on a failure, a timeout, the signal, or the
- * caller no longer iterating.
+ * A charged exchange, owned from the debit to the end: `run` calls the model (and, when
+ * its provider fails before the first token, its fallbacks in turn), yields its reply and
+ * stores it. It ends exactly once: stored (one batch, which settles the hold at the price
+ * of the model that answered), or released (one batch: refund, key, hold) on a failure, a
+ * timeout, the signal, or the caller no longer iterating.
  */
 export class Exchange {
   #ended = false;
 
   constructor(
     private readonly deps: ChatDeps,
-    readonly model: RegisteredModel,
+    /** The model asked for, then the fallbacks that may answer in its place. */
+    private readonly chain: RegisteredModel[],
     private readonly charge: Charge,
     private readonly claim: IdempotencyClaim | undefined,
     private readonly requestId: string,
   ) {}
+
+  /** The model asked for. */
+  get model(): RegisteredModel {
+    return this.chain[0]!;
+  }
+
+  /** The smallest context window of the models that may answer: the prompt must fit each. */
+  get contextWindow(): number {
+    return Math.min(...this.chain.map((m) => m.contextWindow));
+  }
+
+  /** The day's credits once the hold is settled at the price of `modelId` (a model of the chain). */
+  creditsAfter(modelId: string): Credits {
+    const model = this.chain.find((m) => m.id === modelId) ?? this.model;
+    const refunded = Math.max(this.charge.credits - model.credits, 0);
+    const credits = this.credits;
+    return { ...credits, used: credits.used - refunded, remaining: credits.remaining + refunded };
+  }
 
   /** The day's credits after this exchange's debit. */
   get credits(): Credits {
@@ -366,69 +437,118 @@ export class Exchange {
    */
   async *run<R>(run: ExchangeRun<R>): AsyncGenerator<ExchangeEvent<R>, void, undefined> {
     if (this.#ended) throw new Error("this exchange has already run");
-    const deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, run.signal);
-    const request = { ...run.callOptions, messages: run.prompt, signal: deadline.signal };
+    let outcome: ModelOutcome = {};
+    const onOutcome = (o: ModelOutcome) => {
+      outcome = o;
+      run.callOptions?.onOutcome?.(o);
+    };
+    let deadline: Deadline | undefined;
     let answered = false;
     try {
       let text = "";
+      let model: RegisteredModel;
+      let timing: Timing;
       try {
+        // Each model of the chain in turn, until one begins its reply: a failure before the
+        // first token goes to the next (within the same hold), one after it is the error.
+        let first: IteratorResult<StreamPiece> | undefined;
+        let pieces: AsyncIterator<StreamPiece> | undefined;
+        for (let i = 0; ; i++) {
+          model = this.chain[i]!;
+          deadline = createDeadline(this.deps.config.MODEL_TIMEOUT_MS, run.signal);
+          const request = { ...run.callOptions, onOutcome, messages: run.prompt, signal: deadline.signal };
+          timing = { startedAt: performance.now(), firstTokenAt: null };
+          try {
+            if (run.stream) {
+              pieces = (await model.adapter!.stream(request))[Symbol.asyncIterator]();
+              deadline.touch();
+              first = await pieces.next();
+              timing.firstTokenAt = performance.now();
+            } else {
+              text = fromModel(await model.adapter!.complete(request));
+            }
+            break;
+          } catch (err) {
+            if (i + 1 < this.chain.length && fallsBack(err, deadline)) {
+              deadline.clear();
+              this.deps.log.warn("chat model failed before its first token; its fallback answers", {
+                requestId: this.requestId,
+                model: model.id,
+                fallback: this.chain[i + 1]!.id,
+                err,
+              });
+              continue;
+            }
+            throw err;
+          }
+        }
         if (run.stream) {
-          const upstream = await this.model.adapter!.stream(request);
-          deadline.touch();
-          yield { type: "started" };
-          for await (const piece of upstream) {
+          yield { type: "started", model: model.id };
+          for (let next = first!; !next.done; next = await pieces!.next()) {
             deadline.touch();
+            const piece = next.value;
+            if (typeof piece !== "string") {
+              yield { type: "tool-call", call: piece.toolCall };
+              continue;
+            }
             const delta = fromModel(piece);
             text += delta;
             yield { type: "delta", text: delta };
           }
-        } else {
-          text = fromModel(await this.model.adapter!.complete(request));
         }
         answered = true;
       } catch (err) {
-        throw await this.#fail(err, deadline);
+        throw await this.#fail(err, deadline!, model!);
       } finally {
-        deadline.clear();
+        deadline?.clear();
       }
       if (!run.stream) yield { type: "delta", text };
+      const measured = {
+        model: model.id,
+        at: this.charge.at,
+        firstTokenMs: timing.firstTokenAt === null ? null : Math.round(timing.firstTokenAt - timing.startedAt),
+        durationMs: Math.round(performance.now() - timing.startedAt),
+        outputTokens: outcome.usage?.completionTokens ?? estimateOutputTokens(text, outcome),
+      };
       // The model finished: the exchange is complete and is stored, whether or not the
       // client is still there to read the end of it.
-      const settlement = await run.settle(text);
+      const settlement = await run.settle(text, model);
       try {
-        await this.#store(settlement);
+        await this.#store(settlement, model, measured);
       } catch (err) {
         throw run.explainStoreFailure?.(err) ?? err;
       }
-      yield { type: "done", reply: settlement.reply };
+      yield { type: "done", reply: settlement.reply, model: model.id };
     } finally {
       // Stopped when the caller stops iterating, so the upstream call ends with it. Once
       // the model has answered there is no call left to stop (and an abort costs an
       // exception object and its listeners on every message).
-      if (!answered) deadline.stop(new DOMException("the caller stopped reading the reply", "AbortError"));
+      if (!answered) deadline?.stop(new DOMException("the caller stopped reading the reply", "AbortError"));
       await this.#release("the reply was not read to its end");
     }
   }
 
   /**
-   * Stores the exchange in one batch that also settles its hold: the caller's statements,
-   * the usage record and, with an Idempotency-Key, the reply for replays. If the batch
-   * fails, the charge is released and the error rethrown.
+   * Stores the exchange in one batch that also settles its hold at the answering model's
+   * price: the caller's statements, the usage record, the model's timing and, with an
+   * Idempotency-Key, the reply for replays. If the batch fails, the charge is released and
+   * the error rethrown.
    */
-  async #store(settlement: Settlement<unknown>): Promise<void> {
+  async #store(settlement: Settlement<unknown>, model: RegisteredModel, timing: ExchangeTiming): Promise<void> {
     const { db } = this.deps;
-    const hold = settleHoldStatements(db, this.charge);
+    const hold = settleHoldStatements(db, this.charge, model.credits);
     const statements: Statement[] = [
-      hold.first,
+      ...hold.first,
       ...(settlement.statements ?? []),
       usageEventStatement(db, {
         id: timeOrderedId("use"),
         userId: this.charge.userId,
         at: this.charge.at,
-        model: this.model.id,
+        model: model.id,
         contextId: settlement.contextId,
-        credits: this.charge.credits,
+        credits: model.credits,
       }),
+      timingStatement(db, timing),
     ];
     if (this.claim) statements.push(finishClaimStatement(db, this.claim, this.deps.now(), { status: 200, body: settlement.reply }));
     statements.push(hold.last);
@@ -458,7 +578,8 @@ export class Exchange {
   }
 
   /** Releases, logs the cause with the request id, and returns the error for the client. */
-  async #fail(err: unknown, deadline: Deadline): Promise<DomainError> {
+  async #fail(err: unknown, deadline: Deadline, answering: RegisteredModel): Promise<DomainError> {
+    // Named for the model asked for; the log says which of its chain failed last.
     const model = this.model.id;
     const ms = this.deps.config.MODEL_TIMEOUT_MS;
     const limit = ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
@@ -473,10 +594,16 @@ export class Exchange {
     else if (err instanceof UpstreamError && err.credentialsRejected) {
       error = new ModelUnavailable(`model ${model} is not reachable: its provider refused this server's credentials; nothing was charged`, "model_unreachable");
     } else error = new ModelFailed(model);
-    this.deps.log.warn("chat model call failed", { requestId: this.requestId, model, code: error.code, err });
+    this.deps.log.warn("chat model call failed", { requestId: this.requestId, model, answering: answering.id, code: error.code, err });
     await this.#release(`model call failed (${error.code})`);
     return error;
   }
+}
+
+/** Output tokens when the provider does not count them: about 3 characters a token, tool calls included. */
+function estimateOutputTokens(text: string, outcome: ModelOutcome): number {
+  const calls = (outcome.toolCalls ?? []).reduce((sum, c) => sum + c.name.length + c.arguments.length, 0);
+  return Math.ceil((text.length + calls) / 3);
 }
 
 /**
@@ -488,6 +615,8 @@ export interface Turn<R> {
   replayed: boolean;
   /** The day's credits after the charge (for a replay: as its reply said). */
   credits: Pick<Credits, "remaining" | "resetAt">;
+  /** The day's credits once the charge is settled at the price of the model that answered. */
+  creditsAfter?(model: string): Pick<Credits, "remaining" | "resetAt">;
   /**
    * The reply, to iterate to the end; stopping early releases a live exchange. Call it
    * once, and iterate what it returns: an exchange never run stays charged until its
@@ -497,14 +626,14 @@ export interface Turn<R> {
 }
 
 /** A stored reply, as the events a live exchange would have yielded. */
-export function replayTurn<R>(reply: R, text: string, credits: Pick<Credits, "remaining" | "resetAt">): Turn<R> {
+export function replayTurn<R>(reply: R, text: string, credits: Pick<Credits, "remaining" | "resetAt">, model?: string): Turn<R> {
   return {
     replayed: true,
     credits,
     async *events(_signal, stream) {
-      if (stream) yield { type: "started" };
+      if (stream) yield { type: "started", model };
       yield { type: "delta", text };
-      yield { type: "done", reply };
+      yield { type: "done", reply, model };
     },
   };
 }

@@ -78,6 +78,13 @@ const endStatements = perDb((db) => {
       .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day), sql`${creditDays.used} >= ${credits}`, held))
       .returning({ used: creditDays.used })
       .prepare(),
+    // A fallback that answered for less than the hold: the difference goes back, while the
+    // hold is still there (a released hold was refunded whole, and recharged at the price paid).
+    refundDifferenceIfHeld: db
+      .update(creditDays)
+      .set({ used: sql`max(${creditDays.used} - ${sql.placeholder("difference")}, 0)` })
+      .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day), held))
+      .prepare(),
     remove: db.delete(creditHolds).where(eq(creditHolds.id, id)).prepare(),
   };
 });
@@ -89,10 +96,16 @@ export interface HeldCharge {
   credits: number;
 }
 
-/** For the batch that stores the exchange: charge again if released meanwhile (first), and drop the hold (last). */
-export function settleHoldStatements(db: Db, hold: HeldCharge) {
+/**
+ * For the batch that stores the exchange, which is charged `price` (the answering model's,
+ * at most the hold): charge it again if released meanwhile, give back what the hold took
+ * beyond the price (first, in this order), and drop the hold (last).
+ */
+export function settleHoldStatements(db: Db, hold: HeldCharge, price: number = hold.credits) {
   const prepared = endStatements(db);
-  return { first: bound(prepared.rechargeIfReleased, { ...hold }), last: bound(prepared.remove, { holdId: hold.holdId }) };
+  const first = [bound(prepared.rechargeIfReleased, { ...hold, credits: price })];
+  if (price < hold.credits) first.push(bound(prepared.refundDifferenceIfHeld, { ...hold, difference: hold.credits - price }));
+  return { first, last: bound(prepared.remove, { holdId: hold.holdId }) };
 }
 
 /** Refunds the hold if it is still there, then drops it: one batch's statements, in order. */

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/http/router";
 import { errorResponses } from "../../platform/http/error-responses";
+import { measuredSpeeds, MIN_SPEED_SAMPLES, SPEED_SAMPLES, SPEED_WINDOW_DAYS, speedLabel, speedOf } from "./model-speed";
 
 const ModelSchema = z
   .object({
@@ -8,11 +9,25 @@ const ModelSchema = z
     name: z.string().openapi({ example: "Service 70B" }),
     provider: z.string().openapi({ example: "svc" }),
     description: z.string(),
-    speed: z.enum(["fast", "medium", "slow"]),
+    speed: z.enum(["fast", "medium", "slow", "unknown"]).openapi({
+      description:
+        `From the measured output speed once the model has ${MIN_SPEED_SAMPLES} recent exchanges here (fast: 50 tokens/s or more, ` +
+        "medium: 20 or more, slow: less); before that, the catalog's label, or unknown",
+    }),
     contextWindow: z.number().int().openapi({ example: 131072, description: "Tokens, prompt and reply together" }),
     credits: z.number().int().openapi({ example: 1, description: "Credits one message costs" }),
     default: z.boolean().openapi({ description: "The model used when a message names none" }),
     available: z.boolean().openapi({ description: "False when this server has no credentials for its provider" }),
+    images: z.boolean().openapi({ description: "Takes image content parts (POST /v1/chat/completions)" }),
+    tools: z.boolean().openapi({ description: "Takes tools (POST /v1/chat/completions)" }),
+    fallbacks: z.array(z.string()).openapi({ description: "Models that answer in its place when its provider fails before the first token" }),
+    measured: z
+      .object({
+        samples: z.number().int().openapi({ description: `Recent exchanges measured (the newest ${SPEED_SAMPLES} of the last ${SPEED_WINDOW_DAYS} days)` }),
+        timeToFirstTokenMs: z.number().int().nullable().openapi({ example: 420, description: "Median time to the first token of a streamed reply; null without data" }),
+        tokensPerSecond: z.number().nullable().openapi({ example: 48.5, description: "Median output tokens per second; null without data" }),
+      })
+      .openapi({ description: "This model's speed on this deployment, measured over its recent exchanges" }),
   })
   .openapi("Model");
 
@@ -20,24 +35,33 @@ const listModels = createRoute({
   method: "get",
   path: "/models",
   tags: ["chat"],
-  summary: "The chat models, whether this server can reach them, and their prices",
+  summary: "The chat models, whether this server can reach them, their prices and measured speed",
   responses: {
     200: { description: "Every model", content: { "application/json": { schema: z.array(ModelSchema) } } },
     ...errorResponses(),
   },
 });
 
-export const modelRoutes = createRouter().openapi(listModels, (c) => {
-  const models = c.get("deps").models.list().map((m) => ({
-    id: m.id,
-    name: m.name,
-    provider: m.provider,
-    description: m.description,
-    speed: m.speed,
-    contextWindow: m.contextWindow,
-    credits: m.credits,
-    default: m.default,
-    available: m.available,
-  }));
-  return c.json(models, 200);
+export const modelRoutes = createRouter().openapi(listModels, async (c) => {
+  const { db, models, now } = c.get("deps");
+  const speeds = await measuredSpeeds(db, models, now());
+  const list = models.list().map((m) => {
+    const measured = speedOf(speeds, m.id);
+    return {
+      id: m.id,
+      name: m.name,
+      provider: m.provider,
+      description: m.description,
+      speed: speedLabel(measured, m.speed),
+      contextWindow: m.contextWindow,
+      credits: m.credits,
+      default: m.default,
+      available: m.available,
+      images: m.images,
+      tools: m.tools,
+      fallbacks: [...m.fallbacks],
+      measured,
+    };
+  });
+  return c.json(list, 200);
 });

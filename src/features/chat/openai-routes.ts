@@ -9,7 +9,7 @@ import { availableModels, knownModel, sendCompletion } from "./completions";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
 import { replyWith } from "./exchange-wire";
-import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages } from "./openai-wire";
+import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages, toolingOf } from "./openai-wire";
 import { jsonData, registerEventSchema, schemaRef, sseEvent } from "../../platform/http/event-stream";
 import { ChatCompletionChunkSchema } from "./openai-wire";
 
@@ -223,6 +223,7 @@ export const openAiRoutes = openAiRouter
       modelId: body.model,
       messages: toChatMessages(body.messages),
       sampling: samplingOf(body),
+      tooling: toolingOf(body),
       contextId: body.context_id,
       idempotencyKey: c.req.valid("header")["idempotency-key"],
       requestId: c.get("requestId"),
@@ -230,8 +231,9 @@ export const openAiRoutes = openAiRouter
     const chunks = completionChunks(turn.meta, body.stream_options?.include_usage === true);
     return replyWith(c, turn, body.stream === true, {
       body: completionBody,
-      started: () => [chunks.start()],
+      started: (model) => [chunks.start(model)],
       delta: chunks.delta,
+      toolCall: chunks.toolCall,
       done: chunks.end,
       // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
       error: (error) => ({ data: JSON.stringify(openAiError(error).body) }),

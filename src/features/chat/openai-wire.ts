@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { SSEMessage } from "hono/streaming";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { excerpt } from "../../platform/errors";
-import type { ChatMessage, Sampling } from "../../platform/models/adapter";
+import type { ChatMessage, ContentPart, ModelTooling, Sampling, ToolCallDelta } from "../../platform/models/adapter";
 import type { Completion, CompletionMeta } from "./completions";
 
 // ---------------------------------------------------------------------------------------
@@ -17,26 +17,43 @@ const MAX_MESSAGE_CHARS = 32_000;
 /** A bound on max_tokens that no model comes near; the model's own limit applies below it. */
 const MAX_REPLY_TOKENS = 1_000_000;
 
-const ContentPartSchema = z.object({
-  type: z.string().openapi({ example: "text" }),
-  text: z.string().optional(),
-  refusal: z.string().optional(),
-});
+const ContentPartSchema = z
+  .object({
+    type: z.string().openapi({ example: "text", description: "`text`, or `image_url` for a model that takes images" }),
+    text: z.string().optional(),
+    refusal: z.string().optional(),
+    image_url: z
+      .object({
+        url: z.string().openapi({ description: "An http(s) URL, or a data: URL of a base64 image" }),
+        detail: z.enum(["auto", "low", "high"]).nullable().optional(),
+      })
+      .optional(),
+  })
+  .openapi("ChatCompletionContentPart");
+
+const ToolCallSchema = z
+  .object({
+    id: z.string().min(1).max(200),
+    type: z.literal("function").optional(),
+    function: z.object({ name: z.string().min(1).max(200), arguments: z.string() }),
+  })
+  .openapi("ChatCompletionMessageToolCall");
 
 const MessageSchema = z
   .object({
-    role: z.enum(["system", "developer", "user", "assistant"], {
+    role: z.enum(["system", "developer", "user", "assistant", "tool"], {
       error: (issue) =>
-        issue.input === "tool" || issue.input === "function"
-          ? "tool messages are not supported: this service offers no tool calling"
-          : "must be system, developer, user or assistant",
+        issue.input === "function"
+          ? "function messages are OpenAI's deprecated form: send the result as a tool message"
+          : "must be system, developer, user, assistant or tool",
     }),
     // Required, as OpenAI documents it; null only on an assistant turn.
     content: z
       .union([z.string(), z.array(ContentPartSchema)], { error: (issue) => (issue.input === undefined ? "is required" : undefined) })
       .nullable(),
     name: z.string().optional(),
-    tool_calls: z.array(z.unknown()).nullable().optional(),
+    tool_calls: z.array(ToolCallSchema).nullable().optional().openapi({ description: "An assistant turn's calls to the request's tools" }),
+    tool_call_id: z.string().min(1).max(200).optional().openapi({ description: "A tool turn: the call whose result it carries" }),
   })
   .openapi("ChatCompletionMessage");
 
@@ -65,7 +82,60 @@ function onlyText(hint?: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : `only 'text' is supported${hint ? `; ${hint}` : ""}`);
 }
 
-const noTools = "tool calling is not supported by this service; send the request without tools";
+/** A function name as OpenAI takes it. */
+const FunctionName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1..64 letters, digits, underscores or dashes")
+  .openapi({ example: "get_weather" });
+
+const ToolSchema = z
+  .object({
+    type: z.literal("function", { error: "must be 'function': tools are functions" }),
+    function: z.object({
+      name: FunctionName,
+      description: z.string().max(10_000).optional(),
+      parameters: z.record(z.string(), z.unknown()).optional().openapi({ description: "JSON Schema of the arguments object" }),
+      strict: z.boolean().nullable().optional(),
+    }),
+  })
+  .openapi("ChatCompletionTool");
+
+const ToolChoiceSchema = z
+  .union([
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), function: z.object({ name: FunctionName }) }),
+  ])
+  .openapi({ description: "`none`, `auto`, `required`, or `{ type: \"function\", function: { name } }` naming one of `tools`" });
+
+const ResponseFormatSchema = z
+  .discriminatedUnion(
+    "type",
+    [
+      z.object({ type: z.literal("text") }),
+      z.object({ type: z.literal("json_object") }),
+      z.object({
+        type: z.literal("json_schema"),
+        json_schema: z.object({
+          name: FunctionName,
+          description: z.string().max(10_000).optional(),
+          schema: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullable().optional(),
+        }),
+      }),
+    ],
+    { error: (issue) => (issue.input === undefined ? "is required" : "must be text, json_object or json_schema") },
+  )
+  .openapi({ description: "`text`, `json_object`, or `json_schema` with its schema; relayed to OpenAI-compatible models, translated for Anthropic's" });
+
+/** An image URL the service relays: http(s), or a base64 data: URL of an image. */
+function isImageUrl(url: string): boolean {
+  if (/^data:image\/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+$/.test(url)) return true;
+  try {
+    return /^https?:$/.test(new URL(url).protocol);
+  } catch {
+    return false;
+  }
+}
 
 export const ChatCompletionRequestSchema = z
   .object({
@@ -81,16 +151,13 @@ export const ChatCompletionRequestSchema = z
     max_completion_tokens: optionalNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer"),
     stop: z.union([z.string(), z.array(z.string()).max(4, "must hold at most 4 sequences")]).nullable().optional(),
     n: optionalNumber(z.number().int(), "integer").openapi({ minimum: 1, maximum: 1, description: "Only 1" }),
-    tools: z.array(z.unknown()).nullable().optional().openapi({ description: "Refused when not empty" }),
-    functions: z.array(z.unknown()).nullable().optional().openapi({ description: "Refused when not empty" }),
-    tool_choice: z.unknown().optional(),
+    tools: z.array(ToolSchema).max(128, "must hold at most 128 tools").nullable().optional().openapi({ description: "Functions the model may call (models with `tools: true` in GET /models)" }),
+    tool_choice: ToolChoiceSchema.nullable().optional(),
+    parallel_tool_calls: z.boolean().nullable().optional(),
+    functions: z.array(z.unknown()).nullable().optional().openapi({ description: "OpenAI's deprecated form of tools: refused when not empty" }),
     function_call: z.unknown().optional(),
     logprobs: z.boolean().nullable().optional().openapi({ description: "Refused when true" }),
-    response_format: z
-      .object({ type: z.enum(["text"], { error: onlyText("ask for JSON in the messages instead") }) })
-      .nullable()
-      .optional()
-      .openapi({ description: "Only `text`: no structured output (`json_object`, `json_schema`)" }),
+    response_format: ResponseFormatSchema.nullable().optional(),
     modalities: z.array(z.enum(["text"], { error: onlyText() })).nullable().optional(),
     audio: z.unknown().optional(),
     context_id: z
@@ -105,21 +172,48 @@ export const ChatCompletionRequestSchema = z
     // Zod runs this check after a non-fatal issue too: an empty list was already refused by min(1).
     if (body.messages.length === 0) return;
     if (!unset(body.n) && body.n !== 1) refuse(["n"], "must be 1: this service returns one choice per request");
-    if (body.tools && body.tools.length > 0) refuse(["tools"], noTools);
-    if (body.functions && body.functions.length > 0) refuse(["functions"], noTools);
-    if (!unset(body.tool_choice) && body.tool_choice !== "none" && body.tool_choice !== "auto") refuse(["tool_choice"], noTools);
-    if (!unset(body.function_call) && body.function_call !== "none" && body.function_call !== "auto") refuse(["function_call"], noTools);
+    if (body.functions && body.functions.length > 0) refuse(["functions"], "functions are OpenAI's deprecated form of tools: send them as tools");
+    if (!unset(body.function_call) && body.function_call !== "none" && body.function_call !== "auto") {
+      refuse(["function_call"], "function_call is OpenAI's deprecated form of tool_choice: send tool_choice");
+    }
     if (body.logprobs === true) refuse(["logprobs"], "log probabilities are not supported by this service");
     if (!unset(body.audio)) refuse(["audio"], "audio output is not supported by this service");
 
+    const tools = body.tools ?? [];
+    const names = new Set<string>();
+    tools.forEach((tool, i) => {
+      if (names.has(tool.function.name)) refuse(["tools", i, "function", "name"], `names the function '${tool.function.name}' twice`);
+      names.add(tool.function.name);
+    });
+    const choice = body.tool_choice;
+    if (choice && typeof choice === "object" && !names.has(choice.function.name)) {
+      refuse(["tool_choice", "function", "name"], `names no function of tools ('${excerpt(choice.function.name)}')`);
+    }
+    if (choice === "required" && tools.length === 0) refuse(["tool_choice"], "is 'required' but the request has no tools");
+
+    const calls = new Set<string>();
     body.messages.forEach((m, i) => {
-      if (m.tool_calls && m.tool_calls.length > 0) refuse(["messages", i, "tool_calls"], noTools);
-      if (unset(m.content) && m.role !== "assistant") refuse(["messages", i, "content"], "is required");
+      if (m.tool_calls && m.tool_calls.length > 0) {
+        if (m.role !== "assistant") refuse(["messages", i, "tool_calls"], "only an assistant message carries tool_calls");
+        for (const call of m.tool_calls) calls.add(call.id);
+      }
+      if (m.role === "tool") {
+        if (m.tool_call_id === undefined) refuse(["messages", i, "tool_call_id"], "is required on a tool message: the id of the call it answers");
+        else if (!calls.has(m.tool_call_id)) refuse(["messages", i, "tool_call_id"], "names no tool call of an earlier assistant message");
+      }
+      if (unset(m.content) && !(m.role === "assistant")) refuse(["messages", i, "content"], "is required");
       if (Array.isArray(m.content)) {
         m.content.forEach((part, j) => {
+          if (part.type === "image_url") {
+            if (m.role !== "user") refuse(["messages", i, "content", j, "type"], "images are taken in user messages only");
+            else if (!part.image_url || !isImageUrl(part.image_url.url)) {
+              refuse(["messages", i, "content", j, "image_url", "url"], "must be an http(s) URL or a data: URL of a base64 image");
+            }
+            return;
+          }
           const text = part.type === "text" ? part.text : part.type === "refusal" ? part.refusal : undefined;
           if (typeof text !== "string") {
-            refuse(["messages", i, "content", j, "type"], `only text content is supported, not '${excerpt(part.type)}'`);
+            refuse(["messages", i, "content", j, "type"], `only text and image_url content parts are supported, not '${excerpt(part.type)}'`);
           }
         });
       }
@@ -129,24 +223,46 @@ export const ChatCompletionRequestSchema = z
     if (body.context_id !== undefined) {
       const last = body.messages.length - 1;
       const message = body.messages[last]!;
-      const text = textOf(message.content);
+      const text = textOfContent(message.content);
+      // A context keeps text turns: what it stores and sends again must be text.
+      if (tools.length > 0) refuse(["tools"], "tools are not supported with context_id: a context keeps text turns only");
       if (message.role !== "user") refuse(["messages", last, "role"], "with context_id the last message must be the new user message");
-      else if (text.trim() === "") refuse(["messages", last, "content"], "must not be empty or blank");
+      else if (Array.isArray(message.content) && message.content.some((p) => p.type === "image_url")) {
+        refuse(["messages", last, "content"], "images are not supported with context_id: a context keeps text turns only");
+      } else if (text.trim() === "") refuse(["messages", last, "content"], "must not be empty or blank");
       else if ([...text].length > MAX_MESSAGE_CHARS) refuse(["messages", last, "content"], `must be at most ${MAX_MESSAGE_CHARS} characters with context_id`);
     }
   })
   .openapi("ChatCompletionRequest");
 
 type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+type WireMessage = z.infer<typeof MessageSchema>;
 
-function textOf(content: z.infer<typeof MessageSchema>["content"]): string {
+function textOfContent(content: WireMessage["content"]): string {
   if (typeof content === "string") return content;
   if (!content) return "";
-  return content.map((p) => (p.type === "text" ? p.text : p.refusal) ?? "").join("\n");
+  return content.flatMap((p) => (p.type === "text" ? [p.text ?? ""] : p.type === "refusal" ? [p.refusal ?? ""] : [])).join("\n");
 }
 
+/** The request's messages as the adapters take them: text parts joined unless an image is among them. */
 export function toChatMessages(messages: ChatCompletionRequest["messages"]): ChatMessage[] {
-  return messages.map((m) => ({ role: m.role === "developer" ? "system" : m.role, content: textOf(m.content) }));
+  return messages.map((m): ChatMessage => {
+    const role = m.role === "developer" ? "system" : m.role;
+    const hasImage = Array.isArray(m.content) && m.content.some((p) => p.type === "image_url");
+    const content: ChatMessage["content"] = hasImage
+      ? (m.content as Array<z.infer<typeof ContentPartSchema>>).map((p): ContentPart =>
+          p.type === "image_url"
+            ? { type: "image", url: p.image_url!.url, ...(p.image_url!.detail ? { detail: p.image_url!.detail } : {}) }
+            : { type: "text", text: (p.type === "text" ? p.text : p.refusal) ?? "" },
+        )
+      : textOfContent(m.content);
+    const message: ChatMessage = { role, content };
+    if (m.role === "assistant" && m.tool_calls && m.tool_calls.length > 0) {
+      message.toolCalls = m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
+    }
+    if (m.role === "tool") message.toolCallId = m.tool_call_id;
+    return message;
+  });
 }
 
 export function samplingOf(body: ChatCompletionRequest): Sampling {
@@ -159,20 +275,62 @@ export function samplingOf(body: ChatCompletionRequest): Sampling {
   return sampling;
 }
 
+/** The request's tools, tool choice and response format, as the adapters take them. */
+export function toolingOf(body: ChatCompletionRequest): ModelTooling {
+  const tooling: ModelTooling = {};
+  const tools = body.tools ?? [];
+  if (tools.length > 0) {
+    tooling.tools = tools.map((t) => ({
+      name: t.function.name,
+      ...(t.function.description !== undefined ? { description: t.function.description } : {}),
+      ...(t.function.parameters !== undefined ? { parameters: t.function.parameters } : {}),
+      ...(!unset(t.function.strict) ? { strict: t.function.strict! } : {}),
+    }));
+    if (!unset(body.parallel_tool_calls)) tooling.parallelToolCalls = body.parallel_tool_calls!;
+  }
+  const choice = body.tool_choice;
+  // Without tools, only `none` means anything, and it is what no tools means already.
+  if (!unset(choice) && tools.length > 0) tooling.toolChoice = typeof choice === "string" ? choice : { name: choice!.function.name };
+  const format = body.response_format;
+  if (format && format.type === "json_object") tooling.responseFormat = { type: "json_object" };
+  if (format && format.type === "json_schema") {
+    const schema = format.json_schema;
+    tooling.responseFormat = {
+      type: "json_schema",
+      name: schema.name,
+      ...(schema.description !== undefined ? { description: schema.description } : {}),
+      ...(schema.schema !== undefined ? { schema: schema.schema } : {}),
+      ...(!unset(schema.strict) ? { strict: schema.strict! } : {}),
+    };
+  }
+  return tooling;
+}
+
 const UsageSchema = z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+
+const ToolCallReplySchema = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string().openapi({ description: "JSON text, as the model wrote it" }) }),
+});
 
 export const ChatCompletionSchema = z
   .object({
     id: z.string().openapi({ example: "chatcmpl-3q9v…" }),
     object: z.literal("chat.completion"),
     created: z.number().int(),
-    model: z.string().openapi({ example: "svc-70b" }),
+    model: z.string().openapi({ example: "svc-70b", description: "The model that answered (a fallback when the one asked for failed first)" }),
     choices: z.array(
       z.object({
         index: z.number().int(),
-        message: z.object({ role: z.literal("assistant"), content: z.string(), refusal: z.null() }),
+        message: z.object({
+          role: z.literal("assistant"),
+          content: z.string().nullable().openapi({ description: "null when the reply is only tool calls" }),
+          refusal: z.null(),
+          tool_calls: z.array(ToolCallReplySchema).optional(),
+        }),
         logprobs: z.null(),
-        finish_reason: z.enum(["stop", "length", "content_filter"]),
+        finish_reason: z.enum(["stop", "length", "content_filter", "tool_calls"]),
       }),
     ),
     usage: UsageSchema,
@@ -190,9 +348,23 @@ export const ChatCompletionChunkSchema = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        delta: z.object({ role: z.literal("assistant").optional(), content: z.string().optional() }),
+        delta: z.object({
+          role: z.literal("assistant").optional(),
+          content: z.string().optional(),
+          tool_calls: z
+            .array(
+              z.object({
+                index: z.number().int(),
+                id: z.string().optional(),
+                type: z.literal("function").optional(),
+                function: z.object({ name: z.string().optional(), arguments: z.string() }),
+              }),
+            )
+            .optional()
+            .openapi({ description: "A piece of a tool call: its first piece carries the id, type and name, the next ones more of its arguments" }),
+        }),
         logprobs: z.null(),
-        finish_reason: z.enum(["stop", "length", "content_filter"]).nullable(),
+        finish_reason: z.enum(["stop", "length", "content_filter", "tool_calls"]).nullable(),
       }),
     ),
     usage: UsageSchema.nullable().optional().openapi({
@@ -203,12 +375,19 @@ export const ChatCompletionChunkSchema = z
 
 /** A completion as OpenAI's `chat.completion`, plus the context it was stored in (an extension). */
 export function completionBody(c: Completion): ChatCompletion & { context_id?: string } {
+  const toolCalls = c.toolCalls && c.toolCalls.length > 0 ? c.toolCalls : undefined;
+  const message: ChatCompletion.Choice["message"] = {
+    role: "assistant",
+    content: toolCalls && c.content === "" ? null : c.content,
+    refusal: null,
+    ...(toolCalls ? { tool_calls: toolCalls.map((t) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } })) } : {}),
+  };
   return {
     id: c.id,
     object: "chat.completion",
     created: c.created,
     model: c.model,
-    choices: [{ index: 0, message: { role: "assistant", content: c.content, refusal: null }, logprobs: null, finish_reason: c.finishReason }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: c.finishReason }],
     usage: usageBody(c.usage),
     ...(c.contextId ? { context_id: c.contextId } : {}),
   };
@@ -218,17 +397,38 @@ function usageBody(u: Completion["usage"]): NonNullable<ChatCompletion["usage"]>
   return { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.promptTokens + u.completionTokens };
 }
 
-/** `chat.completion.chunk` events; with include_usage every chunk has `usage: null` but the last. */
+/**
+ * `chat.completion.chunk` events; with include_usage every chunk has `usage: null` but the
+ * last. The model is the one that answers, known when the stream starts.
+ */
 export function completionChunks(meta: CompletionMeta, includeUsage: boolean) {
+  let model = meta.model;
   const event = (rest: Pick<ChatCompletionChunk, "choices"> & { usage?: ChatCompletionChunk["usage"] }): SSEMessage => {
-    const chunk: ChatCompletionChunk = { id: meta.id, object: "chat.completion.chunk", created: meta.created, model: meta.model, ...rest };
+    const chunk: ChatCompletionChunk = { id: meta.id, object: "chat.completion.chunk", created: meta.created, model, ...rest };
     return { data: JSON.stringify(chunk) };
   };
   const choice = (delta: ChatCompletionChunk.Choice.Delta, finishReason: ChatCompletionChunk.Choice["finish_reason"]) =>
     event({ choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(includeUsage ? { usage: null } : {}) });
   return {
-    start: () => choice({ role: "assistant", content: "" }, null),
+    start: (answeredBy?: string) => {
+      if (answeredBy) model = answeredBy;
+      return choice({ role: "assistant", content: "" }, null);
+    },
     delta: (content: string) => choice({ content }, null),
+    /** A piece of a tool call: its first piece carries the id, type and name. */
+    toolCall: (call: ToolCallDelta) =>
+      choice(
+        {
+          tool_calls: [
+            {
+              index: call.index,
+              ...(call.id ? { id: call.id, type: "function" as const } : {}),
+              function: { ...(call.name !== undefined ? { name: call.name } : {}), arguments: call.arguments ?? "" },
+            },
+          ],
+        },
+        null,
+      ),
     end: (completion: Completion): SSEMessage[] => [
       choice({}, completion.finishReason),
       ...(includeUsage ? [event({ choices: [], usage: usageBody(completion.usage) })] : []),

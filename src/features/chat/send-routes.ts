@@ -40,6 +40,7 @@ export const IdempotencyHeaders = z.object({
 export const CreditReplyHeaders = z.object({
   "X-Credits-Remaining": z.string().openapi({ example: "499" }),
   "X-Credits-Reset": z.string().openapi({ example: "2026-11-23T00:00:00.000Z" }),
+  "X-Model": z.string().optional().openapi({ example: "svc-70b", description: "The model that answered: the one asked for, or a fallback" }),
 });
 
 const ChatReplySchema = z

@@ -4,7 +4,7 @@ import { randomId, sha256Hex, timeOrderedId } from "../../platform/encoding";
 import { bound, boundRows, perDb, type Db } from "../../platform/db";
 import { excerpt, type DomainError } from "../../platform/errors";
 import { ContextNotFound } from "../contexts/errors";
-import type { ChatMessage } from "../../platform/models/adapter";
+import { textOf, type ChatMessage } from "../../platform/models/adapter";
 import type { RegisteredModel } from "../../platform/models/registry";
 import { contexts, messages } from "../../../schema/index";
 import type { Credits } from "../account/credits";
@@ -75,8 +75,8 @@ export type ChatOpening =
       contextId: string;
       /** What the model receives: the context's history that fits, then the message. */
       prompt: ChatMessage[];
-      /** What the batch that stores the exchange holds for the model's reply. */
-      settle(response: string): Settlement<ChatReply>;
+      /** What the batch that stores the exchange holds for the reply of `model`, the model that answered. */
+      settle(response: string, model: RegisteredModel): Settlement<ChatReply>;
       /** A 404 when the context was deleted while the model answered. */
       explainStoreFailure(err: unknown): DomainError | undefined;
     };
@@ -91,12 +91,13 @@ export async function sendChat(deps: ChatDeps, input: ChatSendInput): Promise<Tu
   const opening = await openChat(deps, input);
   if (opening.kind === "replay") {
     const reply = opening.body as ChatReply;
-    return replayTurn(reply, reply.response, reply.credits);
+    return replayTurn(reply, reply.response, reply.credits, reply.model);
   }
   const { exchange, prompt, settle, explainStoreFailure } = opening;
   return {
     replayed: false,
     credits: exchange.credits,
+    creditsAfter: (model) => exchange.creditsAfter(model),
     events: (signal, stream) => exchange.run({ prompt, signal, stream, settle, explainStoreFailure }),
   };
 }
@@ -133,19 +134,21 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
   const { exchange } = opened;
   const lastUpdate = isNew ? 0 : ((opened.reads[0] as Array<{ updatedAt: Date }>)[0]?.updatedAt.getTime() ?? 0);
   const loaded = isNew ? [] : (opened.reads[1] as ChatMessage[]);
-  const prompt: ChatMessage[] = [...fitHistory(loaded, historyBudget(exchange.model, input.message)), { role: "user", content: input.message }];
+  const prompt: ChatMessage[] = [...fitHistory(loaded, historyBudget(exchange, input.message)), { role: "user", content: input.message }];
 
   return {
     kind: "ready",
     exchange,
     contextId,
     prompt,
-    settle(response) {
+    settle(response, model) {
       // Messages sort by (createdAt, id): keep each exchange after the context's last one
       // even when clocks (of nodes, or a test's) stand still or disagree.
       const userAt = new Date(Math.max(exchange.at.getTime(), lastUpdate + 1));
       const replyAt = new Date(Math.max(deps.now().getTime(), userAt.getTime() + 1));
-      const reply: ChatReply = { response, model: exchange.model.id, contextId, credits: withoutDay(exchange.credits) };
+      // The model that answered (a fallback, when the one asked for failed first), and the
+      // credits as they stand once the hold is settled at its price.
+      const reply: ChatReply = { response, model: model.id, contextId, credits: withoutDay(exchange.creditsAfter(model.id)) };
       const statements: Statement[] = [
         isNew
           ? bound(prepared.insertContext, { contextId, userId, name: contextNameFrom(input.message), createdAt: userAt, updatedAt: replyAt })
@@ -158,7 +161,7 @@ export async function openChat(deps: ChatDeps, input: ChatSendInput): Promise<Ch
           userAt,
           replyId: timeOrderedId("msg"),
           response,
-          model: exchange.model.id,
+          model: model.id,
           replyAt,
         }),
       ];
@@ -241,7 +244,7 @@ function fitHistory(newestFirst: ChatMessage[], budget: number): ChatMessage[] {
   let used = 0;
   let count = 0;
   for (const message of newestFirst) {
-    used += estimateTokens(message.content);
+    used += estimateTokens(textOf(message.content));
     if (used > budget) break;
     count++;
   }

@@ -1,9 +1,60 @@
 import type { ByteStream } from "./sse";
 
-/** One turn of a conversation, as every provider protocol understands it. */
+/** A piece of a message's content: text, or an image by URL (an https: or a data: URL). */
+export type ContentPart = { type: "text"; text: string } | { type: "image"; url: string; detail?: "auto" | "low" | "high" };
+
+/** A call the model made to one of the request's tools (OpenAI's function call). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them: JSON text. */
+  arguments: string;
+}
+
+/**
+ * One turn of a conversation, as every provider protocol understands it. Text is a string;
+ * images and tools appear only where the caller sent them (the OpenAI-compatible surface).
+ */
 export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | ContentPart[];
+  /** An assistant turn's calls to tools. */
+  toolCalls?: ToolCall[];
+  /** A tool turn: the call whose result it carries. */
+  toolCallId?: string;
+}
+
+/** The text of a message's content: its text parts, joined by newlines. */
+export function textOf(content: ChatMessage["content"]): string {
+  if (typeof content === "string") return content;
+  return content.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
+}
+
+/** A tool the model may call: a function with a JSON Schema for its arguments. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+/** Whether and which tool the model must call. */
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+/** The shape the reply must take: free text, any JSON object, or JSON matching a schema. */
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean };
+
+/** What the model may do besides writing text: call tools, answer in JSON. */
+export interface ModelTooling {
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  /** false: at most one tool call per reply. */
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
 }
 
 /**
@@ -21,12 +72,14 @@ export interface Sampling {
 
 /** How a reply ended and what it cost, as far as the provider says. */
 export interface ModelOutcome {
-  /** `length`: cut off by maxTokens; `content_filter`: the provider refused or withheld. */
-  finishReason?: "stop" | "length" | "content_filter";
+  /** `length`: cut off by maxTokens; `content_filter`: the provider refused or withheld; `tool_calls`: it called tools. */
+  finishReason?: "stop" | "length" | "content_filter" | "tool_calls";
   usage?: { promptTokens: number; completionTokens: number };
+  /** The reply's tool calls, whole (a stream also yields them in pieces as they come). */
+  toolCalls?: ToolCall[];
 }
 
-export interface ModelRequest {
+export interface ModelRequest extends ModelTooling {
   messages: ChatMessage[];
   /** Aborts the upstream call: the client went away, or the timeout fired. */
   signal: AbortSignal;
@@ -35,18 +88,46 @@ export interface ModelRequest {
   onOutcome?(outcome: ModelOutcome): void;
 }
 
+/** A piece of a streamed tool call, in OpenAI's shape: the first piece of a call carries its id and name. */
+export interface ToolCallDelta {
+  /** Which call of the reply (0, 1, …). */
+  index: number;
+  id?: string;
+  name?: string;
+  /** More of the arguments' JSON text. */
+  arguments?: string;
+}
+
+/** What a stream yields: text, or a piece of a tool call. */
+export type StreamPiece = string | { toolCall: ToolCallDelta };
+
 /**
  * One provider protocol bound to one upstream model. Both calls reject with an
  * UpstreamError when the provider fails, or with the signal's reason when it aborts.
  */
 export interface ModelAdapter {
-  /** The whole reply. */
+  /** The whole reply's text (its tool calls, if any, go to onOutcome). */
   complete(request: ModelRequest): Promise<string>;
   /**
    * Resolves once the upstream has accepted the request (so an immediate failure is
-   * still an ordinary error reply), then yields the reply's text in pieces.
+   * still an ordinary error reply), then yields the reply in pieces.
    */
-  stream(request: ModelRequest): Promise<AsyncIterable<string>>;
+  stream(request: ModelRequest): Promise<AsyncIterable<StreamPiece>>;
+}
+
+/** Collects a stream's tool-call pieces into whole calls, in order of index. */
+export function toolCallCollector() {
+  const calls: ToolCall[] = [];
+  return {
+    add(delta: ToolCallDelta) {
+      const call = (calls[delta.index] ??= { id: "", name: "", arguments: "" });
+      if (delta.id) call.id = delta.id;
+      if (delta.name) call.name += delta.name;
+      if (delta.arguments) call.arguments += delta.arguments;
+    },
+    /** The calls so far, or undefined when there were none. */
+    calls: () => (calls.length > 0 ? calls.filter(Boolean) : undefined),
+  };
 }
 
 /**
@@ -79,7 +160,7 @@ export interface UpstreamReply {
  */
 export type UpstreamFetch = (
   url: string,
-  init: { method: "POST"; headers: Record<string, string>; body: string; signal: AbortSignal },
+  init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string; signal: AbortSignal },
 ) => Promise<UpstreamReply>;
 
 export const globalFetch: UpstreamFetch = (url, init) => fetch(url, init);
@@ -131,6 +212,7 @@ export function finishReasonFrom(reason: string | null | undefined): ModelOutcom
   if (!reason) return undefined;
   if (reason === "length" || reason === "max_tokens") return "length";
   if (reason === "content_filter" || reason === "refusal") return "content_filter";
+  if (reason === "tool_calls" || reason === "tool_use" || reason === "function_call") return "tool_calls";
   return "stop";
 }
 

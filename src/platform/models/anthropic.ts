@@ -3,15 +3,20 @@ import {
   fetchUpstream,
   globalFetch,
   finishReasonFrom,
+  toolCallCollector,
   upstreamJson,
   upstreamStatusError,
   UpstreamError,
+  textOf,
   type ChatMessage,
   type ModelAdapter,
+  type ModelTooling,
   type UpstreamFetch,
   type ModelOutcome,
   type ModelRequest,
   type Sampling,
+  type StreamPiece,
+  type ToolCall,
 } from "./adapter";
 import { readServerSentEvents } from "./sse";
 
@@ -33,25 +38,37 @@ interface AnthropicUsage {
   output_tokens?: number;
 }
 
+interface ContentBlock {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+}
+
 interface MessagesReply {
-  content?: Array<{ type: string; text?: string }>;
+  content?: ContentBlock[];
   stop_reason?: string | null;
   usage?: AnthropicUsage;
 }
 
 interface StreamEvent {
   type?: string;
-  delta?: { type?: string; text?: string; stop_reason?: string | null };
+  index?: number;
+  content_block?: ContentBlock;
+  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
   message?: { usage?: AnthropicUsage };
   usage?: AnthropicUsage;
   error?: unknown;
 }
 
 /** The ModelOutcome of a reply's stop_reason and usage (input tokens from message_start when streamed). */
-function outcomeOf(stopReason: string | null | undefined, input: number | undefined, output: number | undefined): ModelOutcome {
+function outcomeOf(stopReason: string | null | undefined, input: number | undefined, output: number | undefined, toolCalls?: ToolCall[]): ModelOutcome {
   return {
-    finishReason: finishReasonFrom(stopReason),
+    // A reply whose only tool call was the stand-in for response_format is a plain answer.
+    finishReason: stopReason === "tool_use" && !toolCalls ? "stop" : finishReasonFrom(stopReason),
     usage: typeof input === "number" && typeof output === "number" ? { promptTokens: input, completionTokens: output } : undefined,
+    toolCalls,
   };
 }
 
@@ -70,27 +87,117 @@ export function toAnthropicSampling(sampling: Sampling, defaultMaxTokens: number
   };
 }
 
+type Block = Record<string, unknown>;
+
+/** An image part as a Messages API image block: a data: URL is sent as base64, any other URL as a URL source. */
+function imageBlock(url: string): Block {
+  const data = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return { type: "image", source: data ? { type: "base64", media_type: data[1], data: data[2] } : { type: "url", url } };
+}
+
+function contentBlocks(content: ChatMessage["content"]): Block[] {
+  if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  return content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : imageBlock(p.url)));
+}
+
+/** A tool call's arguments as the Messages API's `input` object (arguments that are not a JSON object become `{}`). */
+function inputOf(args: string): unknown {
+  try {
+    const value = JSON.parse(args || "{}") as unknown;
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
 /**
  * The Messages API wants system text apart, turns that start with the user and alternate;
  * the chat history is trimmed oldest-first, so it may start with a reply or repeat a role.
+ * Tool calls become `tool_use` blocks of the assistant's turn, tool results `tool_result`
+ * blocks of a user turn, image parts image blocks.
  */
 export function toAnthropicMessages(messages: ChatMessage[]) {
-  const system = messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
-  const turns: Array<{ role: "user" | "assistant"; content: string }> = [];
+  const system = messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n\n");
+  const turns: Array<{ role: "user" | "assistant"; content: string | Block[] }> = [];
   for (const m of messages) {
     if (m.role === "system") continue;
+    const role = m.role === "assistant" ? "assistant" : "user";
+    let content: string | Block[];
+    if (m.role === "tool") {
+      const result = typeof m.content === "string" ? m.content : contentBlocks(m.content);
+      content = [{ type: "tool_result", tool_use_id: m.toolCallId, content: result }];
+    } else if (m.role === "assistant" && m.toolCalls && m.toolCalls.length > 0) {
+      content = [...contentBlocks(m.content), ...m.toolCalls.map((c) => ({ type: "tool_use", id: c.id, name: c.name, input: inputOf(c.arguments) }))];
+    } else {
+      content = typeof m.content === "string" ? m.content : contentBlocks(m.content);
+    }
     const last = turns[turns.length - 1];
-    if (last?.role === m.role) last.content += `\n\n${m.content}`;
-    else if (turns.length > 0 || m.role === "user") turns.push({ role: m.role, content: m.content });
+    if (last?.role === role) {
+      last.content =
+        typeof last.content === "string" && typeof content === "string"
+          ? `${last.content}\n\n${content}`
+          : [...asBlocks(last.content), ...asBlocks(content)];
+    } else if (turns.length > 0 || role === "user") {
+      turns.push({ role, content });
+    }
   }
   return { system: system || undefined, messages: turns };
+}
+
+function asBlocks(content: string | Block[]): Block[] {
+  return typeof content === "string" ? contentBlocks(content) : content;
+}
+
+/** The tool that stands in for response_format: the model answers by calling it, and its input is the reply. */
+function responseTool(format: ModelTooling["responseFormat"]): { name: string; description: string; input_schema: unknown } | undefined {
+  if (!format || format.type === "text") return undefined;
+  if (format.type === "json_object") {
+    return { name: "json_response", description: "Give your whole answer as this tool's input: one JSON object.", input_schema: { type: "object" } };
+  }
+  return {
+    name: format.name,
+    description: format.description ?? "Give your whole answer as this tool's input, matching its schema.",
+    input_schema: format.schema ?? { type: "object" },
+  };
+}
+
+/**
+ * Tools, tool choice and response_format on the Messages API's terms. It has no
+ * response_format: a JSON answer is asked for as a call to a tool whose input schema is
+ * the format's, forced when the caller's own tools are not in play, and that call's input
+ * is passed on as the reply's text.
+ */
+export function toAnthropicTooling(tooling: ModelTooling): { body: Record<string, unknown>; responseToolName?: string } {
+  const tools: Block[] = (tooling.tools ?? []).map((t) => ({
+    name: t.name,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    input_schema: t.parameters ?? { type: "object", properties: {} },
+  }));
+  const response = responseTool(tooling.responseFormat);
+  const choice = tooling.toolChoice;
+  let toolChoice: Block | undefined;
+  if (response) {
+    const callerTools = tools.length > 0 && choice !== "none";
+    tools.push(response);
+    if (!callerTools) toolChoice = { type: "tool", name: response.name };
+    else if (choice === undefined || choice === "auto" || choice === "required") toolChoice = { type: "any" };
+    else toolChoice = { type: "tool", name: (choice as { name: string }).name };
+  } else if (tools.length > 0 && choice !== undefined) {
+    toolChoice = choice === "auto" ? { type: "auto" } : choice === "none" ? { type: "none" } : choice === "required" ? { type: "any" } : { type: "tool", name: choice.name };
+  }
+  if (toolChoice && tooling.parallelToolCalls === false && toolChoice.type !== "none") toolChoice.disable_parallel_tool_use = true;
+  const body: Record<string, unknown> = {};
+  if (tools.length > 0) body.tools = tools;
+  if (toolChoice) body.tool_choice = toolChoice;
+  return { body, ...(response ? { responseToolName: response.name } : {}) };
 }
 
 /** Anthropic's Messages API (Claude), streaming or not. */
 export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
   const url = `${options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/messages`;
 
-  const post = async ({ messages, sampling = {}, signal }: ModelRequest, stream: boolean) => {
+  const post = async (request: ModelRequest, stream: boolean, tooling: Record<string, unknown>) => {
+    const { messages, sampling = {}, signal } = request;
     const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
       method: "POST",
       headers: {
@@ -103,6 +210,7 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
         model: options.model,
         ...toAnthropicSampling(sampling, options.maxTokens ?? 4096),
         ...toAnthropicMessages(messages),
+        ...tooling,
         stream,
       }),
       signal,
@@ -114,22 +222,36 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
   return {
     async complete(request: ModelRequest) {
       const { signal } = request;
-      const res = await post(request, false);
+      const { body: tooling, responseToolName } = toAnthropicTooling(request);
+      const res = await post(request, false, tooling);
       const reply = await upstreamJson<MessagesReply>(res, signal);
       if (!Array.isArray(reply.content)) throw new UpstreamError("the Messages API reply has no content");
-      request.onOutcome?.(outcomeOf(reply.stop_reason, reply.usage?.input_tokens, reply.usage?.output_tokens));
-      return reply.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
+      let text = "";
+      const toolCalls: ToolCall[] = [];
+      for (const block of reply.content) {
+        if (block.type === "text") text += block.text ?? "";
+        else if (block.type === "tool_use" && responseToolName !== undefined && block.name === responseToolName) text += JSON.stringify(block.input ?? {});
+        else if (block.type === "tool_use") toolCalls.push({ id: block.id ?? `toolu_${toolCalls.length}`, name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
+      }
+      const calls = toolCalls.length > 0 ? toolCalls : undefined;
+      request.onOutcome?.(outcomeOf(reply.stop_reason, reply.usage?.input_tokens, reply.usage?.output_tokens, calls));
+      return text;
     },
 
     async stream(request: ModelRequest) {
       const { signal } = request;
-      const res = await post(request, true);
+      const { body: tooling, responseToolName } = toAnthropicTooling(request);
+      const res = await post(request, true, tooling);
       if (!res.body) throw new UpstreamError("the Messages API stream has no body");
       const body = res.body;
-      return (async function* () {
+      return (async function* (): AsyncGenerator<StreamPiece> {
         let stopReason: string | null | undefined;
         let inputTokens: number | undefined;
         let outputTokens: number | undefined;
+        const calls = toolCallCollector();
+        // Content blocks by index: a tool call (its index among the reply's calls), or the response_format stand-in.
+        const toolIndex = new Map<number, number>();
+        const jsonBlocks = new Set<number>();
         try {
           for await (const event of readServerSentEvents(body)) {
             let data: StreamEvent;
@@ -139,16 +261,35 @@ export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
               throw new UpstreamError(`the Messages API sent an event that is not JSON: ${event.data.slice(0, 100)}`);
             }
             const type = data.type ?? event.event;
+            const block = data.index ?? -1;
             if (type === "error") {
               throw new UpstreamError(`the Messages API reported an error mid-stream: ${JSON.stringify(data.error).slice(0, 300)}`);
             }
+            if (type === "content_block_start" && data.content_block?.type === "tool_use") {
+              if (responseToolName !== undefined && data.content_block.name === responseToolName) jsonBlocks.add(block);
+              else {
+                const index = toolIndex.size;
+                toolIndex.set(block, index);
+                const delta = { index, id: data.content_block.id ?? `toolu_${index}`, name: data.content_block.name ?? "", arguments: "" };
+                calls.add(delta);
+                yield { toolCall: delta };
+              }
+            }
             if (type === "content_block_delta" && data.delta?.type === "text_delta" && data.delta.text) yield data.delta.text;
+            if (type === "content_block_delta" && data.delta?.type === "input_json_delta" && data.delta.partial_json) {
+              if (jsonBlocks.has(block)) yield data.delta.partial_json;
+              else if (toolIndex.has(block)) {
+                const delta = { index: toolIndex.get(block)!, arguments: data.delta.partial_json };
+                calls.add(delta);
+                yield { toolCall: delta };
+              }
+            }
             if (type === "message_start") inputTokens = data.message?.usage?.input_tokens;
             if (type === "message_delta") {
               stopReason = data.delta?.stop_reason ?? stopReason;
               outputTokens = data.usage?.output_tokens ?? outputTokens;
             }
-            if (type === "message_stop") return request.onOutcome?.(outcomeOf(stopReason, inputTokens, outputTokens));
+            if (type === "message_stop") return request.onOutcome?.(outcomeOf(stopReason, inputTokens, outputTokens, calls.calls()));
           }
         } catch (err) {
           throw asUpstreamFailure(err, signal);

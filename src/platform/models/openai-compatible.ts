@@ -3,13 +3,17 @@ import {
   fetchUpstream,
   globalFetch,
   finishReasonFrom,
+  toolCallCollector,
   upstreamJson,
   upstreamStatusError,
   UpstreamError,
   usageFrom,
+  type ChatMessage,
   type ModelAdapter,
-  type UpstreamFetch,
   type ModelRequest,
+  type StreamPiece,
+  type ToolCall,
+  type UpstreamFetch,
 } from "./adapter";
 import { readServerSentEvents } from "./sse";
 
@@ -23,10 +27,80 @@ export interface OpenAiCompatibleOptions {
   model: string;
 }
 
+interface WireToolCall {
+  index?: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string };
+}
+
 interface CompletionReply {
-  choices?: Array<{ message?: { content?: string | null }; delta?: { content?: string | null }; finish_reason?: string | null }>;
+  choices?: Array<{
+    message?: { content?: string | null; tool_calls?: WireToolCall[] | null };
+    delta?: { content?: string | null; tool_calls?: WireToolCall[] | null };
+    finish_reason?: string | null;
+  }>;
   usage?: unknown;
   error?: unknown;
+}
+
+/** A message in OpenAI's wire shape. */
+export function toOpenAiMessage(m: ChatMessage): Record<string, unknown> {
+  const content =
+    typeof m.content === "string"
+      ? m.content
+      : m.content.map((p) => (p.type === "text" ? { type: "text", text: p.text } : { type: "image_url", image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } }));
+  if (m.role === "tool") return { role: "tool", tool_call_id: m.toolCallId, content };
+  if (m.role === "assistant" && m.toolCalls && m.toolCalls.length > 0) {
+    return {
+      role: "assistant",
+      // OpenAI takes null content beside tool calls; some servers refuse an empty string.
+      content: content === "" ? null : content,
+      tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
+    };
+  }
+  return { role: m.role, content };
+}
+
+/** The request's tools, tool choice and response format in OpenAI's shape; nothing when unset. */
+function toolingBody(request: ModelRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((t) => ({
+      type: "function",
+      function: {
+        name: t.name,
+        ...(t.description !== undefined ? { description: t.description } : {}),
+        ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+        ...(t.strict !== undefined ? { strict: t.strict } : {}),
+      },
+    }));
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  }
+  const choice = request.toolChoice;
+  if (choice !== undefined) body.tool_choice = typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } };
+  const format = request.responseFormat;
+  if (format && format.type !== "text") {
+    body.response_format =
+      format.type === "json_object"
+        ? { type: "json_object" }
+        : {
+            type: "json_schema",
+            json_schema: {
+              name: format.name,
+              ...(format.description !== undefined ? { description: format.description } : {}),
+              ...(format.schema !== undefined ? { schema: format.schema } : {}),
+              ...(format.strict !== undefined ? { strict: format.strict } : {}),
+            },
+          };
+  }
+  return body;
+}
+
+/** Whole tool calls from a reply's `message.tool_calls`. */
+function toolCallsOf(calls: WireToolCall[] | null | undefined): ToolCall[] | undefined {
+  if (!Array.isArray(calls) || calls.length === 0) return undefined;
+  return calls.map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.function?.name ?? "", arguments: c.function?.arguments ?? "" }));
 }
 
 /**
@@ -38,7 +112,8 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
 
-  const post = async ({ messages, sampling = {}, signal }: ModelRequest, stream: boolean) => {
+  const post = async (request: ModelRequest, stream: boolean) => {
+    const { messages, sampling = {}, signal } = request;
     const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
       method: "POST",
       headers: stream ? { ...headers, accept: "text/event-stream" } : headers,
@@ -47,12 +122,13 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
       // compatible server takes it.
       body: JSON.stringify({
         model: options.model,
-        messages,
+        messages: messages.map(toOpenAiMessage),
         stream,
         temperature: sampling.temperature,
         top_p: sampling.topP,
         max_tokens: sampling.maxTokens,
         stop: sampling.stop,
+        ...toolingBody(request),
       }),
       signal,
     });
@@ -65,9 +141,11 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
       const { signal } = request;
       const res = await post(request, false);
       const reply = await upstreamJson<CompletionReply>(res, signal);
-      const content = reply.choices?.[0]?.message?.content;
+      const message = reply.choices?.[0]?.message;
+      const toolCalls = toolCallsOf(message?.tool_calls);
+      const content = message?.content ?? (toolCalls ? "" : undefined);
       if (typeof content !== "string") throw new UpstreamError("the upstream reply has no choices[0].message.content");
-      request.onOutcome?.({ finishReason: finishReasonFrom(reply.choices?.[0]?.finish_reason), usage: usageFrom(reply.usage) });
+      request.onOutcome?.({ finishReason: finishReasonFrom(reply.choices?.[0]?.finish_reason), usage: usageFrom(reply.usage), toolCalls });
       return content;
     },
 
@@ -76,11 +154,12 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
       const res = await post(request, true);
       if (!res.body) throw new UpstreamError("the upstream stream has no body");
       const body = res.body;
-      return (async function* () {
+      return (async function* (): AsyncGenerator<StreamPiece> {
         let finished = false;
         let finishReason: string | undefined;
         let usage: unknown;
-        const report = () => request.onOutcome?.({ finishReason: finishReasonFrom(finishReason), usage: usageFrom(usage) });
+        const calls = toolCallCollector();
+        const report = () => request.onOutcome?.({ finishReason: finishReasonFrom(finishReason), usage: usageFrom(usage), toolCalls: calls.calls() });
         try {
           for await (const event of readServerSentEvents(body)) {
             if (event.data === "[DONE]") return report();
@@ -97,6 +176,16 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
             if (chunk.usage) usage = chunk.usage;
             const choice = chunk.choices?.[0];
             if (choice?.delta?.content) yield choice.delta.content;
+            for (const [position, call] of (choice?.delta?.tool_calls ?? []).entries()) {
+              const delta = {
+                index: typeof call.index === "number" ? call.index : position,
+                ...(call.id ? { id: call.id } : {}),
+                ...(call.function?.name ? { name: call.function.name } : {}),
+                ...(call.function?.arguments ? { arguments: call.function.arguments } : {}),
+              };
+              calls.add(delta);
+              yield { toolCall: delta };
+            }
             if (choice?.finish_reason) {
               finished = true;
               finishReason = choice.finish_reason;

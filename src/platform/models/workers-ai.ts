@@ -1,4 +1,4 @@
-import { asUpstreamFailure, UpstreamError, usageFrom, type ModelAdapter, type ModelRequest } from "./adapter";
+import { asUpstreamFailure, textOf, UpstreamError, usageFrom, type ModelAdapter, type ModelRequest } from "./adapter";
 import { readServerSentEvents } from "./sse";
 
 /** The part of the Workers AI binding (`env.AI`) that chat uses. */
@@ -24,7 +24,9 @@ export function workersAiAdapter(options: { binding: WorkersAiBinding; model: st
   const run = async (request: ModelRequest, stream: boolean) => {
     // Text generation takes these settings; it has no stop sequences.
     const { temperature, topP, maxTokens } = request.sampling ?? {};
-    const inputs: Record<string, unknown> = { messages: request.messages, stream };
+    // Text only: the catalog never offers tools or images on the binding.
+    const messages = request.messages.map((m) => ({ role: m.role, content: textOf(m.content) }));
+    const inputs: Record<string, unknown> = { messages, stream };
     if (temperature !== undefined) inputs.temperature = temperature;
     if (topP !== undefined) inputs.top_p = topP;
     if (maxTokens !== undefined) inputs.max_tokens = maxTokens;

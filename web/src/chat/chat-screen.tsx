@@ -2,7 +2,8 @@ import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
-import { useProfile } from "../settings/profile-query";
+import { useClientConfig } from "../api/client-config";
+import { profileKey, useProfile } from "../settings/profile-query";
 import { Icon } from "../ui/icons";
 import { formatDuration } from "../ui/time";
 import { useNow } from "../ui/use-now";
@@ -35,6 +36,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const profile = useProfile();
   const models = useModels();
   const credits = useCredits();
+  const clientConfig = useClientConfig();
 
   // Newest messages first, a page at a time going back (`before`); refetching after a send
   // walks the pages again from the newest, so none is skipped or shown twice.
@@ -81,9 +83,21 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     if (context.hasNextPage && !context.isFetchingNextPage) void context.fetchNextPage();
   }, [focusId, context.data, context.hasNextPage, context.isFetchingNextPage]);
 
-  const defaultModel = profile.data?.preferences.defaultModel ?? models.data?.find((m) => m.default)?.id ?? "svc-70b";
-  const lastModel = loaded.findLast((m) => m.role === "assistant")?.model;
+  const serverDefault = models.data?.find((m) => m.default)?.id;
+  // The profile shows the server's default until the person picks one, and that default
+  // changes when the models do (a local Ollama found): read the profile again then.
+  useEffect(() => {
+    if (serverDefault) void client.invalidateQueries({ queryKey: profileKey });
+  }, [serverDefault]);
+  const known = (id: string | undefined) => (id && (!models.data || models.data.some((m) => m.id === id)) ? id : undefined);
+  // A preference or an old reply may name a model this server no longer offers: the server's default then.
+  const defaultModel = known(profile.data?.preferences.defaultModel) ?? serverDefault ?? "svc-70b";
+  const lastModel = known(loaded.findLast((m) => m.role === "assistant")?.model);
   const chosen = model ?? lastModel ?? defaultModel;
+  const chosenModel = models.data?.find((m) => m.id === chosen);
+  // No model can answer at all: the setup card instead of a composer that cannot work.
+  const noModel = models.data !== undefined && !models.data.some((m) => m.available);
+  const modelUnavailable = !noModel && chosenModel !== undefined && !chosenModel.available;
   const outOfCredits = credits.data?.remaining === 0;
   const streaming = pending?.state === "streaming";
 
@@ -93,7 +107,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   }
 
   async function send(message: string, retryKey: string | null = null) {
-    if (!message.trim() || streaming || outOfCredits) return;
+    if (!message.trim() || streaming || outOfCredits || noModel || modelUnavailable) return;
     const idempotencyKey = retryKey ?? crypto.randomUUID();
     const controller = new AbortController();
     abort.current = controller;
@@ -137,7 +151,9 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         void client.invalidateQueries({ queryKey: creditsKey });
         setFailure({ kind: "credits", message: reason });
       } else if (status === 503) {
-        setFailure({ kind: "plain", message: `This model is not available right now: ${reason}. Pick another model.` });
+        void client.invalidateQueries({ queryKey: ["models"] });
+        const others = models.data?.some((m) => m.available && m.id !== chosen);
+        setFailure({ kind: "plain", message: `This model is not available right now: ${reason}.${others ? " Choose another model." : ""}` });
       } else if (status === 502 || status === 504 || status === 0) {
         const what = status === 504 ? "The model took too long to answer" : status === 0 ? "The connection failed" : "The model failed to answer";
         // A network failure may have reached the server: retrying with the same key cannot charge twice.
@@ -165,7 +181,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     <>
       You have used all {credits.data?.allowance} credits for today. They come back in <Countdown to={resetAt} /> (00:00 UTC).
     </>
+  ) : modelUnavailable ? (
+    <>{chosenModel!.name} is not available on this server (its provider is not configured). Choose another model.</>
   ) : null;
+  const cannotSend = outOfCredits || noModel || modelUnavailable;
   const voiceOn = profile.data?.preferences.voiceInput !== false;
 
   return (
@@ -188,7 +207,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         messages={shown}
         focusId={focusId}
         empty={
-          contextId ? null : (
+          contextId || noModel ? null : (
             <div class="welcome">
               <h1>What can I help with?</h1>
               <p class="muted">Your conversations are saved and searchable from the sidebar.</p>
@@ -218,6 +237,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             {voiceError}
           </p>
         )}
+        {noModel && <SetupCard local={clientConfig.data?.auth.mode === "local"} />}
         {disabledReason && (
           <p class="notice banner" role="status" id="composer-reason">
             {disabledReason}
@@ -237,10 +257,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             id="composer-input"
             ref={input}
             rows={1}
-            placeholder={disabledReason ? "Out of credits until 00:00 UTC" : "Message the assistant"}
+            placeholder={outOfCredits ? "Out of credits until 00:00 UTC" : noModel ? "Chat is not available yet" : "Message the assistant"}
             value={text}
-            disabled={outOfCredits}
-            aria-describedby={disabledReason ? "composer-reason" : undefined}
+            disabled={outOfCredits || noModel}
+            aria-describedby={disabledReason ? "composer-reason" : noModel ? "setup-card" : undefined}
             onInput={(e) => {
               edit(e.currentTarget.value);
               e.currentTarget.style.height = "auto";
@@ -256,7 +276,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
           <div class="composer-bar">
             <ModelPicker value={chosen} onChange={setModel} />
             <div class="composer-actions">
-              {voiceOn && !outOfCredits && (
+              {voiceOn && !cannotSend && (
                 <VoiceButton
                   language={profile.data?.preferences.language ?? ""}
                   onError={(m) => setVoiceError(m)}
@@ -272,7 +292,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
                   <Icon name="stop" />
                 </button>
               ) : (
-                <button type="submit" class="icon-button primary" aria-label="Send" disabled={outOfCredits || !text.trim()}>
+                <button type="submit" class="icon-button primary" aria-label="Send" disabled={cannotSend || !text.trim()}>
                   <Icon name="send" />
                 </button>
               )}
@@ -281,6 +301,38 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         </form>
         <p class="fineprint">Enter sends, Shift+Enter adds a line. Replies come from language models and can be wrong.</p>
       </div>
+    </section>
+  );
+}
+
+/**
+ * What to do when no model can answer: in local mode, words for the operator (this is their
+ * own server); on a deployed service, that chat is not available yet.
+ */
+function SetupCard({ local }: { local: boolean }) {
+  if (!local) {
+    return (
+      <section class="setup-card" id="setup-card" aria-labelledby="setup-title">
+        <h2 id="setup-title">Chat is not available yet</h2>
+        <p>No language model is connected to this service yet. The people who run it can see this too; please come back later.</p>
+      </section>
+    );
+  }
+  return (
+    <section class="setup-card" id="setup-card" aria-labelledby="setup-title">
+      <h2 id="setup-title">Connect a model to start chatting</h2>
+      <p>This server has no language model yet. The quickest way is Ollama on this computer: install it from ollama.com, then run</p>
+      <pre>
+        <code>ollama pull llama3.2</code>
+      </pre>
+      <p>
+        The server looks for Ollama at <code>http://127.0.0.1:11434</code> (set <code>OLLAMA_BASE_URL</code> to change it) every 30 seconds, and this
+        page notices by itself.
+      </p>
+      <p>
+        Or restart the server with <code>SVC_MODEL_BASE_URL</code> set to any OpenAI-compatible server (vLLM, llama.cpp: its address ending in{" "}
+        <code>/v1</code>), or with <code>MODELS</code> listing your models (docs/chat.md shows how).
+      </p>
     </section>
   );
 }

@@ -2,15 +2,47 @@ import { useQuery } from "@tanstack/react-query";
 import { api, must, type Model } from "../api/client";
 import { Icon } from "../ui/icons";
 
+/**
+ * The server's models. While none can answer, asked again every 10 seconds: the operator
+ * may be starting Ollama right now (the server looks for it every 30 s).
+ */
 export function useModels() {
-  return useQuery({ queryKey: ["models"], queryFn: () => must(api.GET("/models")), staleTime: 60_000 });
+  return useQuery({
+    queryKey: ["models"],
+    queryFn: () => must(api.GET("/models")),
+    staleTime: 60_000,
+    refetchInterval: (query) => (query.state.data && !query.state.data.some((m) => m.available) ? 10_000 : false),
+  });
 }
 
-const speedLabel = { fast: "fast", medium: "medium speed", slow: "slow" } as const;
+const speedLabel = { fast: "fast", medium: "medium speed", slow: "slow", unknown: "speed unknown" } as const;
+
+/** Milliseconds as a person reads a wait: 420 ms, 1.3 s. */
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** The model's speed in words: measured on this server when it has been, else its label and that it is not measured yet. */
+export function describeSpeed(model: Model): string {
+  const { samples, timeToFirstTokenMs, tokensPerSecond } = model.measured;
+  if (samples === 0) return `${speedLabel[model.speed]} (not measured here yet)`;
+  const parts = [
+    ...(timeToFirstTokenMs !== null ? [`first word in ${seconds(timeToFirstTokenMs)}`] : []),
+    ...(tokensPerSecond !== null ? [`${Math.round(tokensPerSecond)} tokens/s`] : []),
+  ];
+  return `${parts.join(", ")} over its last ${samples} repl${samples === 1 ? "y" : "ies"} here`;
+}
 
 export function describeModel(model: Model) {
   const price = `${model.credits} credit${model.credits === 1 ? "" : "s"}`;
-  return model.available ? `${speedLabel[model.speed]}, ${price} a message` : "unavailable: its provider is not configured on this server";
+  return model.available ? `${describeSpeed(model)}; ${price} a message` : "unavailable: its provider is not configured on this server";
+}
+
+/** The option's short speed: measured tokens per second, else the label. */
+function shortSpeed(model: Model): string {
+  const rate = model.measured.tokensPerSecond;
+  if (model.measured.samples > 0 && rate !== null) return `${Math.round(rate)} tok/s`;
+  return model.speed === "unknown" ? "not measured" : model.speed;
 }
 
 /**
@@ -36,7 +68,7 @@ export function ModelPicker(props: { value: string; onChange: (id: string) => vo
           {!models && <option value={props.value}>{props.value}</option>}
           {models?.map((m) => (
             <option key={m.id} value={m.id} disabled={!m.available}>
-              {m.name} · {m.available ? `${m.speed} · ${m.credits} cr` : "unavailable: provider not configured"}
+              {m.name} · {m.available ? `${shortSpeed(m)} · ${m.credits} cr` : "unavailable: provider not configured"}
             </option>
           ))}
         </select>
