@@ -6,8 +6,13 @@ import { expectError } from "./support/expect-error";
 interface Context {
   id: string;
   name: string;
+  nameSource: string;
   groupId: string | null;
   messageCount: number;
+  leafId: string | null;
+  instructions: string | null;
+  pinned: boolean;
+  archived: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -16,6 +21,8 @@ interface Message {
   role: string;
   content: string;
   model?: string;
+  parentId: string | null;
+  siblingIds: string[];
   createdAt: string;
 }
 type ContextWithMessages = Context & { messages: Message[]; nextBefore: string | null };
@@ -87,8 +94,13 @@ describe("POST /contexts", () => {
     expect(body).toEqual({
       id: expect.stringMatching(/^ctx_[\w-]{22}$/),
       name: "Repotting",
+      nameSource: "person",
       groupId: null,
       messageCount: 0,
+      leafId: null,
+      instructions: null,
+      pinned: false,
+      archived: false,
       createdAt: "2026-11-22T12:00:00.000Z",
       updatedAt: "2026-11-22T12:00:00.000Z",
     });
@@ -201,7 +213,7 @@ describe("GET /contexts", () => {
 });
 
 describe("GET /contexts/{id}", () => {
-  it("returns the context with its messages oldest first, model only where there is one", async () => {
+  it("returns the context with its messages oldest first, each with its parent and versions, model only where there is one", async () => {
     const userId = await seedUser(h.db, h.idp.issuer, "alice");
     const context = await createContext(alice, { name: "Watering" });
     const t0 = new Date("2026-11-22T13:00:00.000Z");
@@ -216,10 +228,11 @@ describe("GET /contexts/{id}", () => {
     expect(body).toEqual({
       ...context,
       messageCount: 2,
+      leafId: m2,
       updatedAt: "2026-11-22T13:00:00.001Z",
       messages: [
-        { id: m1, role: "user", content: "How often?", createdAt: "2026-11-22T13:00:00.000Z" },
-        { id: m2, role: "assistant", content: "Weekly.", model: "svc-70b", createdAt: "2026-11-22T13:00:00.001Z" },
+        { id: m1, role: "user", content: "How often?", parentId: null, siblingIds: [m1], createdAt: "2026-11-22T13:00:00.000Z" },
+        { id: m2, role: "assistant", content: "Weekly.", model: "svc-70b", parentId: m1, siblingIds: [m2], createdAt: "2026-11-22T13:00:00.001Z" },
       ],
       nextBefore: null,
     });
@@ -295,7 +308,7 @@ describe("PATCH /contexts/{id}", () => {
   });
 
   it.each([
-    [{}, /send name, groupId or both/],
+    [{}, /send at least one of name, groupId, instructions, pinned, archived, leafId/],
     [{ name: "" }, /name/],
     [{ name: "x".repeat(201) }, /name/],
     [{ groupId: 3 }, /groupId/],
