@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
-import { createContext, deleteContext, getContext, listContexts, updateContext, type GroupFilter } from "./contexts";
+import { createContext, deleteContext, getContext, listContexts, MAX_INSTRUCTIONS, updateContext, type GroupFilter } from "./contexts";
 import { MessageNotFound } from "./errors";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "./search";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
@@ -59,9 +59,6 @@ const ContextWithMessagesSchema = ContextSchema.extend({
 const contextName = text(1, 200, { trim: true, message: "must be 1..200 characters (not counting spaces around it)" }).openapi({
   example: "Repotting the monstera",
 });
-
-/** The longest instructions a context (or a preset) keeps, in characters. */
-export const MAX_INSTRUCTIONS = 8000;
 
 /** Instructions as sent: text up to MAX_INSTRUCTIONS characters; blank (or null) means none. */
 export const Instructions = text(0, MAX_INSTRUCTIONS, { message: `must be at most ${MAX_INSTRUCTIONS} characters` })

@@ -9,6 +9,9 @@ import { activeLeaf, branchRows, leafBelow, parentOf, siblingIds, type BranchRow
 
 export type NameSource = "person" | "message" | "model";
 
+/** The longest instructions a context (or a preset in the profile) keeps, in characters. */
+export const MAX_INSTRUCTIONS = 8000;
+
 export interface ContextView {
   id: string;
   name: string;
