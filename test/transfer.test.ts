@@ -238,7 +238,7 @@ describe("POST /contexts/import", () => {
     expect(branch.messages[0]!.createdAt).toBe("2025-11-22T08:26:50.000Z");
     expect(branch.messages[1]!.siblingIds).toHaveLength(2); // the regenerated reply
     expect(branch.messages[2]!.siblingIds).toHaveLength(2); // the edited question
-    const first = await get<{ messages: Message[] }>(`/contexts/${monstera!.id}?leaf=${branch.messages[2]!.siblingIds[0]}`, token);
+    const first = await get<{ messages: Message[] }>(`/contexts/${monstera!.id}?leaf=${branch.messages[2]!.siblingIds![0]}`, token);
     expect(first.messages.map((m) => m.content).slice(2)).toEqual(["And in winter?", "Less often: every 2–3 weeks, as growth slows down."]);
 
     // The image is marked, the code run is left out, its answer follows the question.
