@@ -155,7 +155,7 @@ function limitImportBody() {
   });
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 async function readFile(c: Context<AppEnv>): Promise<unknown> {
   let text: string;
