@@ -3,6 +3,12 @@
 // provider yourself (--var AUTH_…:… or .dev.vars), it uses the same local-login key as
 // `npm start` (issuing tokens at POST /auth/local), so tokens from `npm run token -- <name>`
 // work against it too. NODE_ENV=production turns local login off.
+//
+// The cron trigger runs at GET /__scheduled (`--test-scheduled`). Miniflare's own route,
+// /cdn-cgi/handler/scheduled, answers 500 `exception` for a Worker with [assets] in the
+// wrangler this project pins: it hands the event to the assets proxy in front of the Worker,
+// which does not pass it on (workers-sdk issue 9882, fixed in wrangler 4.99). /__scheduled
+// is answered by the Worker's own fetch, which `run_worker_first = true` sends every path to.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { loadOrCreateLocalKey, localKeyFile } from "../src/platform/node/local-login-key";
@@ -13,7 +19,10 @@ const run = (cmd: string[]) => {
   if (result.status !== 0) process.exit(result.status ?? 1);
 };
 
-run(["d1", "migrations", "apply", "DB", "--local"]);
+// The database `wrangler dev` will open: the default .wrangler/state, or --persist-to's.
+const persistAt = args.findIndex((a) => a === "--persist-to" || a.startsWith("--persist-to="));
+const persistTo = persistAt < 0 ? [] : args[persistAt]!.includes("=") ? [args[persistAt]!] : args.slice(persistAt, persistAt + 2);
+run(["d1", "migrations", "apply", "DB", "--local", ...persistTo]);
 
 const configuresAuth =
   args.some((a) => a.includes("AUTH_")) || (existsSync(".dev.vars") && /^AUTH_/m.test(readFileSync(".dev.vars", "utf8")));
@@ -24,4 +33,5 @@ if (!configuresAuth && process.env.NODE_ENV !== "production") {
   vars.push("--var", `LOCAL_LOGIN_PRIVATE_JWK:${JSON.stringify(key.privateJwk)}`);
   console.warn("LOCAL LOGIN: log in with a name in the web client, or use `npm run token -- <name>` (no identity provider configured)");
 }
-run(["dev", ...vars, ...args]);
+const testScheduled = args.includes("--test-scheduled") ? [] : ["--test-scheduled"];
+run(["dev", ...testScheduled, ...vars, ...args]);
