@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { TITLE_INSTRUCTIONS } from "../../src/features/chat/titles";
 
 /**
  * How the upstream behaves: answer, fail with a 5xx, refuse the key (401), stall until the
@@ -34,8 +35,17 @@ export interface FakeUpstream {
   mode: UpstreamMode;
   /** The reply text for a request; default: `echo: <last user message>`. */
   reply: (request: RecordedRequest) => string;
-  /** Requests received, oldest first. */
+  /** Requests received, oldest first (without the title requests). */
   requests: RecordedRequest[];
+  /**
+   * What a request for a new context's title (src/features/chat/titles.ts) gets; default:
+   * nothing (an empty reply), which leaves the context named after its first message.
+   */
+  title: (request: RecordedRequest) => string | Promise<string>;
+  /** Title requests are answered apart from the others: "ok", or "fail" (a 500); `mode` does not touch them. */
+  titleMode: "ok" | "fail";
+  /** Title requests received, oldest first. */
+  titleRequests: RecordedRequest[];
   /** Requests whose client hung up before the reply was complete. */
   cancelled(): number;
   /** TCP connections clients have opened so far. */
@@ -55,6 +65,12 @@ export interface FakeUpstream {
 
 const SECRET = "upstream-internal-detail-sk-live-0123456789";
 
+/** A request the service makes for a new context's title, in either protocol. */
+function isTitleRequest(request: RecordedRequest): boolean {
+  const first = request.body.messages?.[0];
+  return request.body.system === TITLE_INSTRUCTIONS || (first?.role === "system" && first.content === TITLE_INSTRUCTIONS);
+}
+
 /** A real OpenAI chat-completions (and Anthropic Messages) server on 127.0.0.1. */
 export async function startFakeUpstream(options: { record?: boolean } = {}): Promise<FakeUpstream> {
   const record = options.record ?? true;
@@ -65,6 +81,9 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     mode: "ok",
     reply: (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`,
     requests: [],
+    title: () => "",
+    titleMode: "ok",
+    titleRequests: [],
     transcript: "water the monstera on sunday",
     transcriptions: [],
     cancelled: () => cancelled,
@@ -86,6 +105,12 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         return;
       }
       const request: RecordedRequest = { path: req.url ?? "", headers: req.headers, body };
+      const protocol = req.url === "/v1/messages" ? "anthropic" : "openai";
+      if (isTitleRequest(request)) {
+        if (record) upstream.titleRequests.push(request);
+        if (upstream.titleMode === "fail") return void res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"no title today"}}');
+        return void Promise.resolve(upstream.title(request)).then((title) => answer(title, request, res, protocol));
+      }
       if (record) upstream.requests.push(request);
       upstream.onRequest?.(request);
       res.on("close", () => {
@@ -135,7 +160,10 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         // Never answers: the service's timeout (or the client) must give up.
         return;
     }
-    const text = upstream.reply(request);
+    answer(upstream.reply(request), request, res, protocol);
+  }
+
+  function answer(text: string, request: RecordedRequest, res: ServerResponse, protocol: "openai" | "anthropic") {
     if (request.body.stream) return stream(text, res, protocol);
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
