@@ -24,20 +24,35 @@ export const contexts = sqliteTable(
       .references(() => users.id, { onDelete: "cascade" }),
     groupId: text().references(() => groups.id, { onDelete: "set null" }),
     name: text().notNull(),
+    /**
+     * Who named the context: the person (never renamed by the service), the first message's
+     * words (until the model's title replaces them), or the model.
+     */
+    nameSource: text({ enum: ["person", "message", "model"] }).notNull().default("person"),
     messageCount: integer().notNull().default(0),
+    /** The last message of the active branch; null while the context has no messages. */
+    leafId: text(),
+    /** A system prompt sent to the model first, on every message. */
+    instructions: text(),
+    pinned: integer({ mode: "boolean" }).notNull().default(false),
+    archived: integer({ mode: "boolean" }).notNull().default(false),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
     updatedAt: integer({ mode: "timestamp_ms" }).notNull(),
   },
   (t) => [
     // Listing is "most recently updated first" with a keyset cursor on (updatedAt, id).
     index("contexts_user_updated_idx").on(t.userId, t.updatedAt, t.id),
+    // The navigator's pinned list and the archived view, in the same order.
+    index("contexts_user_flags_idx").on(t.userId, t.archived, t.pinned, t.updatedAt, t.id),
     index("contexts_group_idx").on(t.groupId),
   ],
 );
 
 /**
- * Messages are ordered by (createdAt, id); the chat service gives a reply a createdAt
- * strictly after its user message.
+ * A context's messages form a tree: each names the message it follows (`parentId`, null for
+ * a first message), so regenerating a reply or editing a message makes a sibling. Siblings
+ * are ordered by (createdAt, id); the chat service gives a reply a createdAt strictly
+ * after its user message.
  */
 export const messages = sqliteTable(
   "messages",
@@ -52,9 +67,16 @@ export const messages = sqliteTable(
     role: text({ enum: ["user", "assistant"] }).notNull(),
     content: text().notNull(),
     model: text(),
+    // No foreign key: a self-reference would make drizzle-kit rebuild the table, which drops
+    // its search triggers; a context's messages are deleted together anyway.
+    parentId: text(),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
   },
-  (t) => [index("messages_context_created_idx").on(t.contextId, t.createdAt, t.id)],
+  (t) => [
+    index("messages_context_created_idx").on(t.contextId, t.createdAt, t.id),
+    // A message's siblings (the children of its parent, the first messages when null), in order.
+    index("messages_context_parent_idx").on(t.contextId, t.parentId, t.createdAt, t.id),
+  ],
 );
 
 /** A public, read-only snapshot of a context; at most one live link per context. */

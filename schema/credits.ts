@@ -29,6 +29,8 @@ export const usageEvents = sqliteTable(
     model: text().notNull(),
     // Kept after the context is deleted: usage history outlives conversations.
     contextId: text(),
+    // The reply the credits paid for (its branch); null without a context, and before the tree.
+    messageId: text(),
     credits: integer().notNull(),
   },
   (t) => [index("usage_events_user_at_idx").on(t.userId, t.at, t.id)],

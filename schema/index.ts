@@ -1,4 +1,4 @@
-export { users, apiKeys, type StoredPreferences } from "./users";
+export { users, apiKeys, type StoredPreferences, type StoredPreset } from "./users";
 export { plants } from "./plants";
 export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits";
 export { groups, contexts, messages, shares } from "./contexts";

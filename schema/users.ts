@@ -9,6 +9,12 @@ export interface StoredPreferences {
   language?: string;
 }
 
+/** A named set of instructions kept in the profile, to start a context from. */
+export interface StoredPreset {
+  name: string;
+  instructions: string;
+}
+
 /**
  * One row per identity-provider identity. The id is derived from (issuer, subject), so a
  * verified JWT names its user without a database read (see src/platform/auth/identity.ts).
@@ -24,6 +30,7 @@ export const users = sqliteTable(
     name: text().notNull(),
     avatarUrl: text(),
     preferences: text({ mode: "json" }).$type<StoredPreferences>().notNull().default(sql`'{}'`),
+    presets: text({ mode: "json" }).$type<StoredPreset[]>().notNull().default(sql`'[]'`),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
   },
   (t) => [uniqueIndex("users_identity_idx").on(t.issuer, t.subject)],

@@ -18,6 +18,7 @@ import { modelRoutes } from "./features/chat/models-routes";
 import { openAiError, openAiRoutes } from "./features/chat/openai-routes";
 import { plantRoutes } from "./features/plants/plants-routes";
 import { shareRoutes } from "./features/contexts/shares-routes";
+import { exportRoutes, importRoutes } from "./features/contexts/transfer-routes";
 import { audioRoutes } from "./features/voice/transcription-routes";
 import { clientConfigRoutes } from "./features/sign-in/client-config-routes";
 import { docsRoutes } from "./features/operations/docs-routes";
@@ -52,6 +53,8 @@ export function createApp(resolveDeps: DepsResolver) {
   // Registered before the JSON body middleware, which it must not meet: its body is a
   // multipart recording with a limit of its own (src/features/voice/transcription-routes.ts).
   app.route("/", audioRoutes);
+  // The same for an import: a file of up to 10 MiB (src/features/contexts/transfer-routes.ts).
+  app.route("/", importRoutes);
   // Only where a body can be: reading `body` on a GET makes @hono/node-server build a full Request.
   app.use((c, next) => (mayHaveBody(c.req.raw) ? limitBodySize(c, async () => void (await parseJsonBody(c, next))) : next()));
 
@@ -62,6 +65,7 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", contextRoutes);
   app.route("/", groupRoutes);
   app.route("/", shareRoutes);
+  app.route("/", exportRoutes);
   app.route("/", modelRoutes);
   app.route("/", chatRoutes);
   app.route("/", creditRoutes);

@@ -69,9 +69,15 @@ async function main() {
   const discovery = runtime.models.discovers ? setInterval(() => void runtime.models.refresh().then(() => lookForOllama && logModels(runtime, true, true)), 30_000) : undefined;
   discovery?.unref();
   const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  // Work that outlives its reply (a new context's title) finishes before the process exits.
+  const background = new Set<Promise<unknown>>();
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
   // listens), never at a request's Host header.
   const deps: Deps = {
+    background: (work) => {
+      background.add(work);
+      void work.finally(() => background.delete(work));
+    },
     ...runtime,
     db,
     databaseFileProblem,
@@ -113,7 +119,8 @@ async function main() {
     clearTimeout(timer);
     clearInterval(discovery);
     stopIndexing();
-    server.close(() => {
+    server.close(async () => {
+      await Promise.allSettled(background);
       client.close();
       process.exit(0);
     });

@@ -36,6 +36,8 @@ interface Reply {
   response: string;
   model: string;
   contextId: string;
+  messageId: string;
+  parentId: string;
   credits: { allowance: number; used: number; remaining: number; resetAt: string };
 }
 
@@ -67,6 +69,8 @@ describe("POST /chat/send", () => {
       response: "echo: How often should I water a monstera?",
       model: "svc-70b",
       contextId: expect.stringMatching(/^ctx_/),
+      messageId: expect.stringMatching(/^msg_/),
+      parentId: expect.stringMatching(/^msg_/),
       credits: { allowance: 5, used: 1, remaining: 4, resetAt: "2026-11-23T00:00:00.000Z" },
     });
     expect(res.headers.get("x-credits-remaining")).toBe("4");
@@ -290,6 +294,8 @@ describe("streaming", () => {
     expect(done).toEqual({
       model: "svc-70b",
       contextId: expect.stringMatching(/^ctx_/),
+      messageId: expect.stringMatching(/^msg_/),
+      parentId: expect.stringMatching(/^msg_/),
       credits: { allowance: 5, used: 1, remaining: 4, resetAt: "2026-11-23T00:00:00.000Z" },
     });
     expect(up.requests.at(-1)!.body.stream).toBe(true);
@@ -430,7 +436,7 @@ describe("Idempotency-Key", () => {
     const events = parseSse(await (await send(token, { message: "hello", stream: true }, key)).text());
     expect(events).toEqual([
       { event: "message", data: JSON.stringify({ delta: first.response }) },
-      { event: "done", data: JSON.stringify({ model: first.model, contextId: first.contextId, credits: first.credits }) },
+      { event: "done", data: JSON.stringify({ model: first.model, contextId: first.contextId, messageId: first.messageId, parentId: first.parentId, credits: first.credits }) },
     ]);
     expect(await creditsUsed(token)).toBe(1);
   });

@@ -6,8 +6,13 @@ import { expectError } from "./support/expect-error";
 interface Context {
   id: string;
   name: string;
+  nameSource: string;
   groupId: string | null;
   messageCount: number;
+  leafId: string | null;
+  instructions: string | null;
+  pinned: boolean;
+  archived: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -16,6 +21,8 @@ interface Message {
   role: string;
   content: string;
   model?: string;
+  parentId: string | null;
+  siblingIds: string[];
   createdAt: string;
 }
 type ContextWithMessages = Context & { messages: Message[]; nextBefore: string | null };
@@ -87,8 +94,13 @@ describe("POST /contexts", () => {
     expect(body).toEqual({
       id: expect.stringMatching(/^ctx_[\w-]{22}$/),
       name: "Repotting",
+      nameSource: "person",
       groupId: null,
       messageCount: 0,
+      leafId: null,
+      instructions: null,
+      pinned: false,
+      archived: false,
       createdAt: "2026-11-22T12:00:00.000Z",
       updatedAt: "2026-11-22T12:00:00.000Z",
     });
@@ -201,7 +213,7 @@ describe("GET /contexts", () => {
 });
 
 describe("GET /contexts/{id}", () => {
-  it("returns the context with its messages oldest first, model only where there is one", async () => {
+  it("returns the context with its messages oldest first, each with its parent and versions, model only where there is one", async () => {
     const userId = await seedUser(h.db, h.idp.issuer, "alice");
     const context = await createContext(alice, { name: "Watering" });
     const t0 = new Date("2026-11-22T13:00:00.000Z");
@@ -216,10 +228,11 @@ describe("GET /contexts/{id}", () => {
     expect(body).toEqual({
       ...context,
       messageCount: 2,
+      leafId: m2,
       updatedAt: "2026-11-22T13:00:00.001Z",
       messages: [
-        { id: m1, role: "user", content: "How often?", createdAt: "2026-11-22T13:00:00.000Z" },
-        { id: m2, role: "assistant", content: "Weekly.", model: "svc-70b", createdAt: "2026-11-22T13:00:00.001Z" },
+        { id: m1, role: "user", content: "How often?", parentId: null, siblingIds: [m1], createdAt: "2026-11-22T13:00:00.000Z" },
+        { id: m2, role: "assistant", content: "Weekly.", model: "svc-70b", parentId: m1, siblingIds: [m2], createdAt: "2026-11-22T13:00:00.001Z" },
       ],
       nextBefore: null,
     });
@@ -295,7 +308,7 @@ describe("PATCH /contexts/{id}", () => {
   });
 
   it.each([
-    [{}, /send name, groupId or both/],
+    [{}, /send at least one of name, groupId, instructions, pinned, archived, leafId/],
     [{ name: "" }, /name/],
     [{ name: "x".repeat(201) }, /name/],
     [{ groupId: 3 }, /groupId/],
@@ -306,6 +319,84 @@ describe("PATCH /contexts/{id}", () => {
 
   it("answers 404 for an unknown context", async () => {
     await expectError(await h.request("/contexts/ctx_nope", { method: "PATCH", token: alice, json: { name: "x" } }), 404, /context/);
+  });
+});
+
+describe("instructions", () => {
+  it("are set when the context is created, changed and cleared with PATCH, without moving updatedAt", async () => {
+    const context = await createContext(alice, { name: "Metric", instructions: "Answer in metric units." });
+    expect(context.instructions).toBe("Answer in metric units.");
+    h.clock.advance(60_000);
+    const patch = async (instructions: unknown) => {
+      const res = await h.request(`/contexts/${context.id}`, { method: "PATCH", token: alice, json: { instructions } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Context;
+    };
+    expect(await patch("Be brief.\nUse lists.")).toEqual({ ...context, instructions: "Be brief.\nUse lists." });
+    expect((await patch("   ")).instructions).toBeNull();
+    expect((await patch("Again")).instructions).toBe("Again");
+    expect((await patch(null)).instructions).toBeNull();
+    expect((await getJson<Context>(`/contexts/${context.id}`, alice)).updatedAt).toBe(context.updatedAt);
+  });
+
+  it(`take up to ${8000} characters, counting an emoji once, and refuse more naming the field`, async () => {
+    const context = await createContext(alice, { name: "Long instructions" });
+    const ok = await h.request(`/contexts/${context.id}`, { method: "PATCH", token: alice, json: { instructions: "🌱".repeat(8000) } });
+    expect(ok.status).toBe(200);
+    await expectError(
+      await h.request(`/contexts/${context.id}`, { method: "PATCH", token: alice, json: { instructions: "x".repeat(8001) } }),
+      400,
+      /instructions: must be at most 8000 characters/,
+    );
+    await expectError(await h.request("/contexts", { method: "POST", token: alice, json: { name: "n", instructions: 5 } }), 400, /instructions/);
+  });
+});
+
+describe("pinned and archived contexts", () => {
+  const patch = (token: string, id: string, body: unknown) => h.request(`/contexts/${id}`, { method: "PATCH", token, json: body });
+
+  it("lists pinned and unpinned contexts apart, each most recently updated first, without moving them", async () => {
+    const { token, ids } = await userWithContexts("pinner", 4);
+    const res = await patch(token, ids[1]!, { pinned: true });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: ids[1], pinned: true, updatedAt: "2026-11-01T00:01:00.000Z" });
+    await patch(token, ids[2]!, { pinned: true });
+    expect((await getJson<Page>("/contexts?pinned=true", token)).items.map((c) => c.id)).toEqual([ids[2], ids[1]]);
+    expect((await getJson<Page>("/contexts?pinned=false", token)).items.map((c) => c.id)).toEqual([ids[3], ids[0]]);
+    expect((await getJson<Page>("/contexts", token)).items.map((c) => c.id)).toEqual(ids.slice().reverse());
+    await patch(token, ids[2]!, { pinned: false });
+    expect((await getJson<Page>("/contexts?pinned=true", token)).items.map((c) => c.id)).toEqual([ids[1]]);
+  });
+
+  it("leaves archived contexts out of the list and their group's count, lists them with archived=true, and restores them", async () => {
+    const { token, ids } = await userWithContexts("archiver", 3);
+    const groupId = await createGroup(token, "Old stuff");
+    await patch(token, ids[0]!, { groupId });
+    await patch(token, ids[1]!, { groupId });
+    expect((await (await patch(token, ids[0]!, { archived: true })).json()) as Context).toMatchObject({ archived: true, groupId });
+    expect((await getJson<Page>("/contexts", token)).items.map((c) => c.id)).toEqual([ids[2], ids[1]]);
+    expect((await getJson<Page>(`/contexts?groupId=${groupId}`, token)).items.map((c) => c.id)).toEqual([ids[1]]);
+    expect((await getJson<{ items: Array<{ contextCount: number }> }>("/groups", token)).items[0]!.contextCount).toBe(1);
+    expect((await getJson<Page>("/contexts?archived=true", token)).items.map((c) => c.id)).toEqual([ids[0]]);
+    // Still readable by its id.
+    expect((await getJson<Context>(`/contexts/${ids[0]}`, token)).archived).toBe(true);
+
+    await patch(token, ids[0]!, { archived: false });
+    expect((await getJson<Page>("/contexts", token)).items.map((c) => c.id)).toEqual([ids[2], ids[1], ids[0]]);
+    expect((await getJson<Page>("/contexts?archived=true", token)).items).toEqual([]);
+  });
+
+  it.each([
+    ["/contexts?archived=yes", /archived: must be true or false/],
+    ["/contexts?pinned=1", /pinned: must be true or false/],
+    ["/contexts/search?q=x&includeArchived=maybe", /includeArchived: must be true or false/],
+  ])("answers 400 for %s", async (path, pattern) => {
+    await expectError(await h.request(path, { token: alice }), 400, pattern);
+  });
+
+  it.each([[{ pinned: "yes" }], [{ archived: 1 }]])("answers 400 for PATCH %j", async (body) => {
+    const context = await createContext(alice, { name: "Flags" });
+    await expectError(await patch(alice, context.id, body), 400, new RegExp(Object.keys(body)[0]!));
   });
 });
 

@@ -303,7 +303,8 @@ const streamBodies: Record<string, Array<Record<string, unknown>>> = {
 
 /**
  * Schema-valid requests the server may still refuse with 400, because what they name must
- * also exist: a cursor it gave out, a message of the context, a model it knows.
+ * also exist: a cursor it gave out, a message of the context, a model it knows (or, for
+ * parentId, a contextId beside it).
  */
 const semantic400: Record<string, string[]> = {
   "GET /plants": ["cursor"],
@@ -311,7 +312,8 @@ const semantic400: Record<string, string[]> = {
   "GET /shares": ["cursor"],
   "GET /usage/messages": ["cursor"],
   "GET /contexts/{id}": ["before"],
-  "POST /chat/send": ["model"],
+  "POST /chat/send": ["model", "parentId"],
+  "POST /contexts/{id}/messages/{messageId}/regenerate": ["model"],
   // The models are the deployment's configuration: the document cannot list them.
   "PATCH /me": ["defaultModel"],
 };

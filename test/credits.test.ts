@@ -174,7 +174,7 @@ describe("GET /usage/messages", () => {
     } while (cursor);
     expect(pages).toBe(3);
     expect(seen.map((s) => s.contextId)).toEqual([...contextIds].reverse());
-    expect(seen[0]).toEqual({ at: "2026-11-22T09:04:00.000Z", model: "svc-70b", contextId: contextIds[4], credits: 1 });
+    expect(seen[0]).toEqual({ at: "2026-11-22T09:04:00.000Z", model: "svc-70b", contextId: contextIds[4], messageId: expect.stringMatching(/^msg_/), credits: 1 });
   });
 
   it("answers 400 for a cursor it did not issue", async () => {

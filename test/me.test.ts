@@ -13,6 +13,7 @@ interface Profile {
   name: string;
   avatarUrl: string | null;
   preferences: { theme: string; defaultModel: string; voiceInput: boolean; language: string };
+  presets: Array<{ name: string; instructions: string }>;
   identity: { issuer: string; subject: string; email?: string; wallet?: string };
   createdAt: string;
 }
@@ -43,6 +44,7 @@ describe("GET /me", () => {
       name: "Ada Lovelace",
       avatarUrl: null,
       preferences: { theme: "auto", defaultModel: "svc-70b", voiceInput: true, language: "en" },
+      presets: [],
       identity: { issuer: h.idp.issuer, subject: "user:Ada Lovelace", email: "ada@example.com" },
       createdAt: h.clock.now().toISOString(),
     });
@@ -195,6 +197,12 @@ describe("PATCH /me", () => {
     ["null preferences", { preferences: null }, /preferences/],
     ["an unknown top-level field", { email: "me@example.com" }, /unknown field "email"/],
     ["a body that is not an object", [1, 2], /request body/],
+    ["a preset without instructions", { presets: [{ name: "Coach" }] }, /presets\.0\.instructions: is required/],
+    ["a preset with blank instructions", { presets: [{ name: "Coach", instructions: "  " }] }, /presets\.0\.instructions/],
+    ["a preset with a 101-character name", { presets: [{ name: "n".repeat(101), instructions: "x" }] }, /presets\.0\.name: must be 1\.\.100/],
+    ["two presets of the same name", { presets: [{ name: "A", instructions: "x" }, { name: "A", instructions: "y" }] }, /presets\.1\.name: "A" is the name of another preset/],
+    ["a preset with an unknown field", { presets: [{ name: "A", instructions: "x", model: "svc-70b" }] }, /presets\.0: unknown field "model"/],
+    ["51 presets", { presets: Array.from({ length: 51 }, (_, i) => ({ name: `p${i}`, instructions: "x" })) }, /presets: must hold at most 50 presets/],
   ])("answers 400 naming the field for %s", async (_label, body, pattern) => {
     const token = await h.signIn("validator");
     await expectError(await patch(token, body), 400, pattern);
@@ -217,6 +225,21 @@ describe("PATCH /me", () => {
     expect(((await empty.json()) as Profile).name).toBe("Unchanged");
     const res = await h.request("/me", { method: "PATCH", token, headers: { "Content-Type": "text/plain" }, body: "name=x" });
     await expectError(res, 415);
+  });
+
+  it("keeps presets: the list sent replaces the list kept, names and instructions trimmed", async () => {
+    const token = await h.signIn("preset keeper");
+    const presets = [
+      { name: "  Gardening coach ", instructions: "You are a patient gardening coach.\nAnswer in metric units. " },
+      { name: "Brief", instructions: "Answer in one sentence." },
+    ];
+    expect((await patchOk(token, { presets })).presets).toEqual([
+      { name: "Gardening coach", instructions: "You are a patient gardening coach.\nAnswer in metric units." },
+      { name: "Brief", instructions: "Answer in one sentence." },
+    ]);
+    expect((await patchOk(token, { name: "Other change" })).presets).toHaveLength(2);
+    expect((await me({ token })).presets.map((p) => p.name)).toEqual(["Gardening coach", "Brief"]);
+    expect((await patchOk(token, { presets: [] })).presets).toEqual([]);
   });
 
   it("lets an API key update its owner's profile", async () => {

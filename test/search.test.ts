@@ -212,6 +212,16 @@ describe("GET /contexts/search", () => {
     });
   });
 
+  it("leaves archived contexts out unless includeArchived=true", async () => {
+    const { token, contextId, ids } = await userWith("archivist", "Old notes", ["quokka sightings on the island"]);
+    expect((await search(token, "quokka")).map((h) => h.messageId)).toEqual([ids[0]]);
+    expect((await h.request(`/contexts/${contextId}`, { method: "PATCH", token, json: { archived: true } })).status).toBe(200);
+    expect(await search(token, "quokka")).toEqual([]);
+    expect(await search(token, "notes")).toEqual([]);
+    const res = await h.request("/contexts/search?q=quokka&includeArchived=true", { token });
+    expect(((await res.json()) as { items: Hit[] }).items.map((h) => h.messageId)).toEqual([ids[0]]);
+  });
+
   it("answers 401 without credentials", async () => {
     await expectError(await h.request("/contexts/search?q=x"), 401);
   });

@@ -57,6 +57,12 @@ export interface Deps extends Runtime {
   /** The built web client's files; without it the service is the API alone. */
   assets?: AssetSource;
   /**
+   * Keeps work that outlives its reply (a new context's title) where there is no
+   * ExecutionContext to keep it (Node): the server lets it finish before it exits. On
+   * Workers, `waitUntil` keeps it instead.
+   */
+  background?: (work: Promise<unknown>) => void;
+  /**
    * The origin share links point at when PUBLIC_BASE_URL is not set: one the entry knows
    * and a caller cannot spoof (the Node server's own address, the Worker's request URL),
    * never the Host header of a Node request.

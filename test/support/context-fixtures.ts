@@ -45,8 +45,10 @@ export interface NewMessage {
 }
 
 /**
- * Appends messages to a context the way chat does: the rows and the bump of messageCount and
- * updatedAt (to the last message's time) in one batch. Returns the new message ids in order.
+ * Appends messages to a context the way chat does: each follows the one before it (the
+ * first follows `options.parentId`, by default the end of the active branch), the branch
+ * they make becomes the active one, and messageCount and updatedAt (the last message's
+ * time) move, in one batch. Returns the new message ids in order.
  */
 export async function addMessages(
   db: Db,
@@ -54,22 +56,30 @@ export async function addMessages(
   contextId: string,
   batch: NewMessage[],
   start: Date,
+  options: { parentId?: string | null } = {},
 ): Promise<string[]> {
-  const rows = batch.map((m, i) => ({
-    id: randomId("msg"),
-    contextId,
-    userId,
-    role: m.role ?? (i % 2 === 0 ? ("user" as const) : ("assistant" as const)),
-    content: m.content,
-    model: m.model ?? null,
-    createdAt: m.at ?? new Date(start.getTime() + i),
-  }));
-  const last = rows[rows.length - 1]!.createdAt;
+  const [context] = await db.select({ leafId: contexts.leafId }).from(contexts).where(eq(contexts.id, contextId));
+  let parentId = options.parentId === undefined ? (context?.leafId ?? null) : options.parentId;
+  const rows = batch.map((m, i) => {
+    const row = {
+      id: randomId("msg"),
+      contextId,
+      userId,
+      role: m.role ?? (i % 2 === 0 ? ("user" as const) : ("assistant" as const)),
+      content: m.content,
+      model: m.model ?? null,
+      parentId,
+      createdAt: m.at ?? new Date(start.getTime() + i),
+    };
+    parentId = row.id;
+    return row;
+  });
+  const last = rows[rows.length - 1]!;
   await db.batch([
     db.insert(messages).values(rows),
     db
       .update(contexts)
-      .set({ messageCount: sql`${contexts.messageCount} + ${rows.length}`, updatedAt: last })
+      .set({ messageCount: sql`${contexts.messageCount} + ${rows.length}`, updatedAt: last.createdAt, leafId: last.id })
       .where(eq(contexts.id, contextId)),
   ]);
   return rows.map((r) => r.id);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { TITLE_INSTRUCTIONS } from "../../src/features/chat/titles";
 
 /**
  * How the upstream behaves: answer, fail with a 5xx, refuse the key (401), answer 429 (rate
@@ -51,8 +52,17 @@ export interface FakeUpstream {
   capabilities: Record<string, string[]>;
   /** GET requests received (model lists), oldest first. */
   listings: string[];
-  /** Requests received, oldest first. */
+  /** Requests received, oldest first (without the title requests). */
   requests: RecordedRequest[];
+  /**
+   * What a request for a new context's title (src/features/chat/titles.ts) gets; default:
+   * nothing (an empty reply), which leaves the context named after its first message.
+   */
+  title: (request: RecordedRequest) => string | Promise<string>;
+  /** Title requests are answered apart from the others: "ok", or "fail" (a 500); `mode` does not touch them. */
+  titleMode: "ok" | "fail";
+  /** Title requests received, oldest first. */
+  titleRequests: RecordedRequest[];
   /** Requests whose client hung up before the reply was complete. */
   cancelled(): number;
   /** TCP connections clients have opened so far. */
@@ -72,6 +82,12 @@ export interface FakeUpstream {
 
 const SECRET = "upstream-internal-detail-sk-live-0123456789";
 
+/** A request the service makes for a new context's title, in either protocol. */
+function isTitleRequest(request: RecordedRequest): boolean {
+  const first = request.body.messages?.[0];
+  return request.body.system === TITLE_INSTRUCTIONS || (first?.role === "system" && first.content === TITLE_INSTRUCTIONS);
+}
+
 /** A real OpenAI chat-completions (and Anthropic Messages) server on 127.0.0.1. */
 export async function startFakeUpstream(options: { record?: boolean } = {}): Promise<FakeUpstream> {
   const record = options.record ?? true;
@@ -85,6 +101,9 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     capabilities: {},
     listings: [],
     requests: [],
+    title: () => "",
+    titleMode: "ok",
+    titleRequests: [],
     transcript: "water the monstera on sunday",
     transcriptions: [],
     cancelled: () => cancelled,
@@ -107,6 +126,12 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         return;
       }
       const request: RecordedRequest = { path: req.url ?? "", headers: req.headers, body };
+      const protocol = req.url === "/v1/messages" ? "anthropic" : "openai";
+      if (isTitleRequest(request)) {
+        if (record) upstream.titleRequests.push(request);
+        if (upstream.titleMode === "fail") return void res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"no title today"}}');
+        return void Promise.resolve(upstream.title(request)).then((title) => answer(title, request, res, protocol));
+      }
       if (record) upstream.requests.push(request);
       upstream.onRequest?.(request);
       res.on("close", () => {
@@ -181,7 +206,10 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         // Never answers: the service's timeout (or the client) must give up.
         return;
     }
-    const reply = upstream.reply(request);
+    answer(upstream.reply(request), request, res, protocol);
+  }
+
+  function answer(reply: string | ToolReply, request: RecordedRequest, res: ServerResponse, protocol: "openai" | "anthropic") {
     const { text, toolCalls } = typeof reply === "string" ? { text: reply, toolCalls: [] } : { text: reply.text ?? "", toolCalls: reply.toolCalls };
     const calls = toolCalls.map((c, i) => ({ id: `call_${i}_${c.name}`, name: c.name, input: c.input }));
     if (request.body.stream) return calls.length > 0 ? streamToolCalls(text, calls, res, protocol) : stream(text, res, protocol);

@@ -51,6 +51,8 @@ export interface Harness {
   signIn(name: string, claims?: Record<string, unknown>): Promise<string>;
   /** Serves the app on 127.0.0.1 and returns its base URL. */
   listen(): Promise<string>;
+  /** Waits for the work replies left running (new contexts' titles) to finish. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -99,7 +101,20 @@ export async function createHarness(
   });
   // As the Node server: served on a socket (listen), bodies are read from it and a client
   // leaving is seen on it; in-process requests (request) have no socket and use the Request.
-  const deps: Deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER), readBody: readBodyFromSocket, clientGone: clientGoneFromSocket };
+  // As the Node server keeps work that outlives a reply, so that tests can wait for it.
+  const background = new Set<Promise<unknown>>();
+  const deps: Deps = {
+    ...runtime,
+    db,
+    databaseFileProblem,
+    clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER),
+    readBody: readBodyFromSocket,
+    clientGone: clientGoneFromSocket,
+    background: (work) => {
+      background.add(work);
+      void work.finally(() => background.delete(work));
+    },
+  };
   const app = createApp(() => deps);
   let server: ServerType | undefined;
 
@@ -130,8 +145,12 @@ export async function createHarness(
       });
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
+    async settled() {
+      while (background.size > 0) await Promise.allSettled([...background]);
+    },
     async close() {
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      await Promise.allSettled([...background]);
       client.close();
       await idp.close();
       rmSync(dir, { recursive: true, force: true });

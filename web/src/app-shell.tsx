@@ -8,15 +8,17 @@ import { Sidebar } from "./navigator/sidebar";
 import { Icon } from "./ui/icons";
 import { plainText } from "./ui/plain-text";
 
-// Settings are a page of their own, loaded when opened.
+// Settings are a page of their own, loaded when opened; so is the archive.
 const SettingsScreen = lazy(() => import("./settings/settings-screen").then((m) => m.SettingsScreen));
+const ArchivedScreen = lazy(() => import("./navigator/archived-screen").then((m) => m.ArchivedScreen));
 
 /** The open conversation's name (from the cache the chat screen fills), else the app's. */
 function ConversationTitle({ id }: { id: string | undefined }) {
   const client = useQueryClient();
   const [, rerender] = useState(0);
   useEffect(() => client.getQueryCache().subscribe(() => rerender((n) => n + 1)), [client]);
-  const stored = id ? client.getQueryData<{ pages: Array<{ name: string }> }>(["context", id])?.pages[0]?.name : undefined;
+  // Every branch read of the conversation is cached under this prefix; any one has its name.
+  const stored = id ? client.getQueriesData<{ pages: Array<{ name: string }> }>({ queryKey: ["context", id] }).find(([, d]) => d)?.[1]?.pages[0]?.name : undefined;
   const name = stored === undefined ? undefined : plainText(stored);
   useEffect(() => {
     document.title = name ? `${name} · Assistant Chat` : "Assistant Chat";
@@ -35,6 +37,7 @@ export function Shell({ onLogout }: { onLogout: () => void }) {
   const [, chat] = useRoute<{ id: string }>("/c/:id");
   const [isSettings, settings] = useRoute<{ section?: string }>("/settings/:section?");
   const [isHome] = useRoute("/");
+  const [isArchived] = useRoute("/archived");
   // The drawer takes focus when it opens, so keyboard and screen-reader users land in it.
   useEffect(() => {
     if (drawer) document.getElementById("drawer-close")?.focus();
@@ -67,13 +70,17 @@ export function Shell({ onLogout }: { onLogout: () => void }) {
           >
             <Icon name="menu" />
           </button>
-          <div class="topbar-title">{isSettings ? "Settings" : <ConversationTitle id={chat?.id} />}</div>
+          <div class="topbar-title">{isSettings ? "Settings" : isArchived ? "Archived" : <ConversationTitle id={chat?.id} />}</div>
           <CreditCounter />
         </header>
         <main id="main" class="content" tabIndex={-1}>
           {isSettings ? (
             <Suspense fallback={<p class="muted settings">Loading…</p>}>
               <SettingsScreen section={settings?.section} />
+            </Suspense>
+          ) : isArchived ? (
+            <Suspense fallback={<p class="muted settings">Loading…</p>}>
+              <ArchivedScreen />
             </Suspense>
           ) : chat || isHome ? (
             <ChatScreen contextId={chat?.id} />

@@ -1,15 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
-import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
 import type { ModelRegistry } from "../../platform/models/registry";
 import { createRouter } from "../../platform/http/router";
-import { getProfile, updateProfile, type Profile } from "./profile";
+import { defaultModelOf, getProfile, updateProfile, type Profile } from "./profile";
 import { isSafeAvatarUrl } from "../../platform/auth/users";
 import { DisplayName } from "../../platform/http/display-name";
 import { serviceId } from "../../platform/http/service-id";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
-import { CONTROL_CHARS } from "../../platform/http/text";
+import { CONTROL_CHARS, text } from "../../platform/http/text";
+import { MAX_INSTRUCTIONS } from "../contexts/contexts";
 
 const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
 const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-Hant-TW";
@@ -62,14 +62,42 @@ const PreferencesPatch = z.strictObject(
   { error: (issue) => unknownKeysMessage(issue, "theme, defaultModel, voiceInput, language") },
 );
 
+/** The most presets a profile keeps. */
+export const MAX_PRESETS = 50;
+
+const PresetSchema = z
+  .strictObject(
+    {
+      name: text(1, 100, { trim: true, message: "must be 1..100 characters (not counting spaces around it)" }).openapi({ example: "Gardening coach" }),
+      instructions: text(1, MAX_INSTRUCTIONS, { trim: true, message: `must be 1..${MAX_INSTRUCTIONS} characters, not only spaces` }).openapi({
+        example: "You are a patient gardening coach. Answer in metric units.",
+      }),
+    },
+    { error: (issue) => unknownKeysMessage(issue, "name, instructions") },
+  )
+  .openapi("Preset");
+
+const Presets = z
+  .array(PresetSchema)
+  .max(MAX_PRESETS, `must hold at most ${MAX_PRESETS} presets`)
+  .superRefine((presets, ctx) => {
+    const seen = new Set<string>();
+    presets.forEach((p, i) => {
+      if (seen.has(p.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `"${excerpt(p.name)}" is the name of another preset` });
+      seen.add(p.name);
+    });
+  })
+  .openapi({ description: "Named instructions to start a context from; names are unique" });
+
 const ProfilePatchSchema = z
   .strictObject(
     {
       name: ProfileName.optional(),
       avatarUrl: AvatarUrl.optional(),
       preferences: PreferencesPatch.optional(),
+      presets: Presets.optional().openapi({ description: "Replaces the whole list" }),
     },
-    { error: (issue) => unknownKeysMessage(issue, "name, avatarUrl, preferences") },
+    { error: (issue) => unknownKeysMessage(issue, "name, avatarUrl, preferences, presets") },
   )
   .openapi("ProfilePatch");
 
@@ -79,6 +107,7 @@ const ProfileSchema = z
     name: z.string(),
     avatarUrl: z.string().nullable(),
     preferences: PreferencesSchema,
+    presets: z.array(PresetSchema),
     identity: z.object({
       issuer: z.string(),
       subject: z.string(),
@@ -109,9 +138,6 @@ const patchMe = authenticatedRoute({
   responses: { 200: profileReply },
 });
 
-/** The id a profile shows as its default model until the person picks one. */
-const defaultModelOf = (models: ModelRegistry) => models.defaultModel()?.id ?? DEFAULT_MODEL_ID;
-
 export const meRoutes = createRouter()
   .openapi(getMe, async (c) => {
     const { db, now, models } = c.get("deps");
@@ -119,7 +145,7 @@ export const meRoutes = createRouter()
   })
   .openapi(patchMe, async (c) => {
     const { db, now, models } = c.get("deps");
-    const { name, avatarUrl, preferences } = c.req.valid("json");
+    const { name, avatarUrl, preferences, presets } = c.req.valid("json");
     const chosen = preferences?.defaultModel;
     if (chosen !== undefined && !models.get(chosen)) {
       throw new ApiError(400, `invalid request body: preferences.defaultModel: must be a known model id: ${listIds(models)}`, {
@@ -129,6 +155,7 @@ export const meRoutes = createRouter()
     const changes = {
       name,
       avatarUrl,
+      presets,
       preferences: preferences && {
         ...preferences,
         ...(preferences.language === undefined ? {} : { language: canonicalLanguage(preferences.language)! }),

@@ -1,8 +1,13 @@
 import { eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db";
-import { users, type StoredPreferences } from "../../../schema/index";
+import { users, type StoredPreferences, type StoredPreset } from "../../../schema/index";
 import { upsertUser } from "../../platform/auth/users";
+import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
+import type { ModelRegistry } from "../../platform/models/registry";
+
+/** The id a profile shows as its default model until the person picks one. */
+export const defaultModelOf = (models: ModelRegistry): string => models.defaultModel()?.id ?? DEFAULT_MODEL_ID;
 
 export interface Preferences {
   theme: "light" | "dark" | "auto";
@@ -18,11 +23,15 @@ export const DEFAULT_PREFERENCES: Omit<Preferences, "defaultModel"> = {
   language: "en",
 };
 
+/** Named instructions a person keeps, to start a context from. */
+export type Preset = StoredPreset;
+
 export interface Profile {
   id: string;
   name: string;
   avatarUrl: string | null;
   preferences: Preferences;
+  presets: Preset[];
   identity: { issuer: string; subject: string; email?: string; wallet?: string };
   createdAt: Date;
 }
@@ -33,6 +42,8 @@ export interface ProfileChanges {
   /** null clears the avatar. */
   avatarUrl?: string | null;
   preferences?: Partial<Preferences>;
+  /** Replaces the whole list. */
+  presets?: Preset[];
 }
 
 type UserRow = typeof users.$inferSelect;
@@ -64,9 +75,10 @@ export async function updateProfile(
   now: Date,
   defaultModel: string,
 ): Promise<Profile | null> {
-  const set: Partial<Record<"name" | "avatarUrl" | "preferences", unknown>> = {};
+  const set: Partial<Record<"name" | "avatarUrl" | "preferences" | "presets", unknown>> = {};
   if (changes.name !== undefined) set.name = changes.name;
   if (changes.avatarUrl !== undefined) set.avatarUrl = changes.avatarUrl;
+  if (changes.presets !== undefined) set.presets = changes.presets;
   if (changes.preferences !== undefined && Object.keys(changes.preferences).length > 0) {
     set.preferences = sql`json_patch(${users.preferences}, ${JSON.stringify(changes.preferences)})`;
   }
@@ -94,6 +106,7 @@ function toProfile(row: UserRow, defaultModel: string): Profile {
     name: row.name,
     avatarUrl: row.avatarUrl,
     preferences: withDefaults(row.preferences, defaultModel),
+    presets: row.presets ?? [],
     identity,
     createdAt: row.createdAt,
   };

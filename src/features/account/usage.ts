@@ -23,6 +23,8 @@ export interface UsageItem {
   at: string;
   model: string;
   contextId: string | null;
+  /** The reply the credits paid for (its branch of the context); null without a context. */
+  messageId: string | null;
   credits: number;
 }
 
@@ -34,7 +36,14 @@ export async function listUsageMessages(
 ): Promise<{ items: UsageItem[]; next: Position | null }> {
   const after = page.after && { at: new Date(page.after.at), id: page.after.id };
   const rows = await db
-    .select({ id: usageEvents.id, at: usageEvents.at, model: usageEvents.model, contextId: usageEvents.contextId, credits: usageEvents.credits })
+    .select({
+      id: usageEvents.id,
+      at: usageEvents.at,
+      model: usageEvents.model,
+      contextId: usageEvents.contextId,
+      messageId: usageEvents.messageId,
+      credits: usageEvents.credits,
+    })
     .from(usageEvents)
     .where(
       and(
@@ -48,7 +57,7 @@ export async function listUsageMessages(
   const pageRows = more ? rows.slice(0, page.limit) : rows;
   const last = pageRows[pageRows.length - 1];
   return {
-    items: pageRows.map((r) => ({ at: r.at.toISOString(), model: r.model, contextId: r.contextId, credits: r.credits })),
+    items: pageRows.map((r) => ({ at: r.at.toISOString(), model: r.model, contextId: r.contextId, messageId: r.messageId, credits: r.credits })),
     next: more && last ? { at: last.at.getTime(), id: last.id } : null,
   };
 }
@@ -56,7 +65,7 @@ export async function listUsageMessages(
 /** The usage record of one charged message, for the batch that stores the exchange. */
 export function usageEventStatement(
   db: Db,
-  event: { id: string; userId: string; at: Date; model: string; contextId: string | null; credits: number },
+  event: { id: string; userId: string; at: Date; model: string; contextId: string | null; messageId: string | null; credits: number },
 ) {
   return bound(preparedUsageEvent(db), event);
 }
@@ -71,6 +80,7 @@ const preparedUsageEvent = perDb((db) =>
       at: sql.placeholder("at"),
       model: sql.placeholder("model"),
       contextId: sql.placeholder("contextId"),
+      messageId: sql.placeholder("messageId"),
       credits: sql.placeholder("credits"),
     })
     .prepare(),

@@ -141,9 +141,10 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
 }
 
 /**
- * With a context: the last message is the new user message, the context's stored history
- * (as much as fits) stands in for the earlier turns, and the caller's system messages go
- * first. The exchange is stored in the context, as POST /chat/send stores it.
+ * With a context: the last message is the new user message, the context's active branch
+ * (as much as fits) stands in for the earlier turns, and the context's instructions, then
+ * the caller's system messages, go first. The exchange is stored at the end of the active
+ * branch, as POST /chat/send stores it.
  */
 async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: string, fingerprint: string): Promise<CompletionTurn> {
   const system = input.messages.filter((m) => m.role === "system");
@@ -161,7 +162,9 @@ async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: 
 
   const { exchange } = opening;
   const chat = opening;
-  const prompt = [...system, ...chat.prompt];
+  // The context's instructions first, then the caller's system messages, the branch, the message.
+  const [head, ...rest] = chat.prompt;
+  const prompt = head?.role === "system" ? [head, ...system, ...rest] : [...system, ...chat.prompt];
   const tracker = trackOutcome(input.sampling, input.tooling);
   const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
   return {

@@ -93,3 +93,22 @@ export class IdempotencyKeyReused extends DomainError {
     super("mismatch", "idempotency_key_reused", "this Idempotency-Key was already used for a different request; send a new key for a new message");
   }
 }
+
+/** A message would follow a user message (`parentId`): it can only follow a reply. */
+export class ParentNotAReply extends DomainError {
+  constructor(messageId: string) {
+    super(
+      "invalid",
+      "parent_not_a_reply",
+      `parentId: message ${excerpt(messageId)} is a user message; a message follows a reply (to send an edited message again, give the parentId of the message it replaces)`,
+      { field: "parentId" },
+    );
+  }
+}
+
+/** The message to regenerate is not a reply to a user message, so there is nothing to answer again. */
+export class NotAnswerable extends DomainError {
+  constructor(messageId: string, why: string) {
+    super("invalid", "not_a_reply", `message ${excerpt(messageId)} cannot be regenerated: ${why}; regenerate a reply`, { field: "messageId" });
+  }
+}

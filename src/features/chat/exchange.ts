@@ -126,13 +126,27 @@ function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
  * shapes: an explicit price or the default model's, with or without each guard; each is
  * built on first use.
  */
+/** Which guards a debit carries, besides its price: each shape is one prepared statement. */
+interface DebitShape {
+  defaultModel: boolean;
+  claim: boolean;
+  context: boolean;
+  message: boolean;
+}
+
 const openingStatements = perDb((db) => {
   const userId = sql.placeholder("userId");
   const debits = new Map<string, ReturnType<typeof prepareDebit>>();
-  function prepareDebit(shape: { defaultModel: boolean; claim: boolean; context: boolean }) {
+  function prepareDebit(shape: DebitShape) {
     const guards: SQL[] = [];
     if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
     if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
+    // A reply of the context to follow or to answer again; in the second case it must answer a user message.
+    if (shape.message) {
+      guards.push(sql`exists (select 1 from messages m left join messages q on q.id = m.parent_id
+        where m.id = ${sql.placeholder("messageId")} and m.context_id = ${sql.placeholder("contextId")} and m.user_id = ${userId}
+          and m.role = 'assistant' and (${sql.placeholder("answersQuestion")} = 0 or q.role = 'user'))`);
+    }
     const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
     const day = sql.placeholder("day");
     return {
@@ -151,8 +165,8 @@ const openingStatements = perDb((db) => {
   const [releaseRefund, releaseClaims, releaseHolds] = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
   return {
     /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
-    debit(shape: { defaultModel: boolean; claim: boolean; context: boolean }) {
-      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}`;
+    debit(shape: DebitShape) {
+      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}`;
       let debit = debits.get(key);
       if (!debit) debits.set(key, (debit = prepareDebit(shape)));
       return debit;
@@ -173,6 +187,11 @@ const openingStatements = perDb((db) => {
 export interface OpeningExtension {
   /** A context the debit also requires to be the caller's. */
   contextId?: string;
+  /**
+   * A reply of that context the debit also requires: the one a message follows, or (with
+   * `answersQuestion`) the one regenerated, which must answer a user message.
+   */
+  message?: { id: string; answersQuestion: boolean };
   /** Reads that join the opening batch; their results come back in order. */
   reads?: Statement[];
   /** When the debit was refused: an error that explains it better than 402, if any. */
@@ -226,7 +245,8 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   for (const release of prepared.releaseStale) add(bound(release, stale));
   if (claim) add(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS));
   const contextId = extension?.contextId;
-  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: contextId !== undefined });
+  const message = extension?.message;
+  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: contextId !== undefined, message: !!message });
   const values = {
     userId,
     day,
@@ -234,6 +254,7 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
     ...(explicit ? { price: holdPrice(answerChain(models, explicit, input.suits)) } : defaultPriceValues(models)),
     ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
     ...(contextId !== undefined && { contextId }),
+    ...(message && { messageId: message.id, answersQuestion: message.answersQuestion ? 1 : 0 }),
   };
   const debitAt = add(bound(shape.debit, values));
   add(bound(shape.hold, { ...values, holdId, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null }));
@@ -352,6 +373,8 @@ export interface Settlement<R> {
   /** The caller's statements, e.g. its messages. */
   statements?: Statement[];
   contextId: string | null;
+  /** The stored reply the credits paid for, which the usage record names (its branch). */
+  messageId?: string | null;
   reply: R;
 }
 
@@ -546,6 +569,7 @@ export class Exchange {
         at: this.charge.at,
         model: model.id,
         contextId: settlement.contextId,
+        messageId: settlement.messageId ?? null,
         credits: model.credits,
       }),
       timingStatement(db, timing),

@@ -2,11 +2,12 @@ import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
-import { createContext, deleteContext, getContext, listContexts, updateContext, type GroupFilter } from "./contexts";
+import { createContext, deleteContext, getContext, listContexts, MAX_INSTRUCTIONS, updateContext, type GroupFilter } from "./contexts";
+import { MessageNotFound } from "./errors";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "./search";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
-import { intQuery } from "../../platform/http/query";
+import { boolQuery, intQuery } from "../../platform/http/query";
 import { Id, serviceId } from "../../platform/http/service-id";
 import { CONTROL_CHARS, text } from "../../platform/http/text";
 
@@ -16,33 +17,53 @@ export const ContextSchema = z
   .object({
     id: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
     name: z.string().openapi({ example: "Repotting the monstera" }),
+    nameSource: z.enum(["person", "message", "model"]).openapi({
+      description:
+        "Who named the context: the person (a name they set is never replaced), the first message's words " +
+        "(replaced by a title the model writes after the first reply), or the model",
+    }),
     groupId: serviceId("grp", "grp_Jx0vN2b4QmS8cD1eF5gH7w").nullable(),
-    messageCount: z.number().int().openapi({ example: 12 }),
+    messageCount: z.number().int().openapi({ example: 12, description: "Messages in every branch" }),
+    leafId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA").nullable().openapi({
+      description: "The last message of the active branch; null when there are no messages",
+    }),
+    instructions: z.string().nullable().openapi({ description: "The system prompt sent to the model first on every message", example: "Answer briefly, in metric units." }),
+    pinned: z.boolean(),
+    archived: z.boolean(),
     createdAt: iso,
     updatedAt: iso,
   })
   .openapi("Context");
 
-const MessageSchema = z
+export const MessageSchema = z
   .object({
     id: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA"),
     role: z.enum(["user", "assistant"]),
     content: z.string(),
     model: z.string().optional().openapi({ example: "svc-70b" }),
+    parentId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA").nullable().openapi({ description: "The message it follows; null for a first message" }),
+    siblingIds: z.array(z.string()).openapi({
+      description: "The messages that share its parent (its versions: regenerated replies, edited messages), itself included, oldest first",
+    }),
     createdAt: iso,
   })
   .openapi("Message");
 
 const ContextWithMessagesSchema = ContextSchema.extend({
-  messages: z.array(MessageSchema).openapi({ description: "Oldest first" }),
+  messages: z.array(MessageSchema).openapi({ description: "One branch, oldest first" }),
   nextBefore: z.string().nullable().openapi({
-    description: "Pass as `before` to get the messages before these; null when these are the oldest",
+    description: "Pass as `before` to get the messages before these on the same branch; null when these are the oldest",
   }),
 }).openapi("ContextWithMessages");
 
 const contextName = text(1, 200, { trim: true, message: "must be 1..200 characters (not counting spaces around it)" }).openapi({
   example: "Repotting the monstera",
 });
+
+/** Instructions as sent: text up to MAX_INSTRUCTIONS characters; blank (or null) means none. */
+export const Instructions = text(0, MAX_INSTRUCTIONS, { message: `must be at most ${MAX_INSTRUCTIONS} characters` })
+  .transform((v) => (v.trim() === "" ? null : v))
+  .openapi({ example: "Answer briefly, in metric units." });
 
 
 const idParam = z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "ctx_3q2-7wEv0dQkX1sYb6nN8A" }) });
@@ -56,6 +77,8 @@ const listRoute = authenticatedRoute({
   request: {
     query: pageQuery(100, 20).extend({
       groupId: groupId.optional().openapi({ description: "Only the contexts in this group; `none` for those in no group" }),
+      archived: boolQuery(false, "`true`: only the archived contexts; by default only the others"),
+      pinned: boolQuery(undefined, "`true`: only the pinned contexts, `false`: only those not pinned; by default both"),
     }),
   },
   responses: {
@@ -80,7 +103,13 @@ const createContextRoute = authenticatedRoute({
       required: true,
       content: {
         "application/json": {
-          schema: z.object({ name: contextName, groupId: groupId.nullable().optional() }).openapi("NewContext"),
+          schema: z
+            .object({
+              name: contextName,
+              groupId: groupId.nullable().optional(),
+              instructions: Instructions.nullable().optional().openapi({ description: "A system prompt (e.g. from a preset in the profile), sent first on every message" }),
+            })
+            .openapi("NewContext"),
         },
       },
     },
@@ -119,6 +148,7 @@ const searchRoute = authenticatedRoute({
             "asks only for one character other than a space or control character: the server checks the rest (400).",
         }),
       limit: intQuery(1, 50, 20),
+      includeArchived: boolQuery(false, "`true`: search archived contexts too"),
     }),
   },
   responses: {
@@ -149,12 +179,16 @@ const getRoute = authenticatedRoute({
   method: "get",
   path: "/contexts/{id}",
   tags: ["contexts"],
-  summary: "A context with its latest messages (or those before `before`), oldest first",
+  summary: "A context with the latest messages of a branch (or those before `before`), oldest first",
+  description:
+    "The active branch by default; with `leaf`, the branch through that message (continued down its newest replies). " +
+    "Each message carries its `parentId` and `siblingIds`. Reading a branch does not make it the active one: PATCH `leafId` does.",
   request: {
     params: idParam,
     query: z.object({
       limit: intQuery(1, 500, 100),
-      before: Id.optional().openapi({ description: "A message id: return the messages before it" }),
+      before: Id.optional().openapi({ description: "A message id: return the messages before it on its branch (`leaf` is then ignored)" }),
+      leaf: Id.optional().openapi({ description: "A message id: return the branch through it instead of the active one" }),
     }),
   },
   responses: {
@@ -162,11 +196,16 @@ const getRoute = authenticatedRoute({
   },
 }, { errors: [404] });
 
+const PATCH_FIELDS = ["name", "groupId", "instructions", "pinned", "archived", "leafId"];
+
 const patchRoute = authenticatedRoute({
   method: "patch",
   path: "/contexts/{id}",
   tags: ["contexts"],
-  summary: "Rename a context, or move it into a group (or out of one with null)",
+  summary: "Rename, regroup, instruct, pin or archive a context, or switch its active branch",
+  description:
+    "Fields left out stay as they are. `leafId` makes the branch through that message (continued down its newest replies) " +
+    "the active one. A rename moves `updatedAt`; nothing else does.",
   request: {
     params: idParam,
     body: {
@@ -174,9 +213,16 @@ const patchRoute = authenticatedRoute({
       content: {
         "application/json": {
           schema: z
-            .object({ name: contextName.optional(), groupId: groupId.nullable().optional() })
-            .refine((p) => p.name !== undefined || p.groupId !== undefined, "send name, groupId or both")
-            .openapi("ContextPatch", { anyOf: [{ required: ["name"] }, { required: ["groupId"] }] }),
+            .object({
+              name: contextName.optional(),
+              groupId: groupId.nullable().optional(),
+              instructions: Instructions.nullable().optional().openapi({ description: "The system prompt; null or blank clears it" }),
+              pinned: z.boolean().optional(),
+              archived: z.boolean().optional(),
+              leafId: Id.optional().openapi({ description: "A message of this context: make its branch the active one" }),
+            })
+            .refine((p) => Object.values(p).some((v) => v !== undefined), `send at least one of ${PATCH_FIELDS.join(", ")}`)
+            .openapi("ContextPatch", { anyOf: PATCH_FIELDS.map((f) => ({ required: [f] })) }),
         },
       },
     },
@@ -201,14 +247,14 @@ const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} no
 // /contexts/search is registered before /contexts/{id}, which would otherwise take it.
 export const contextRoutes = createRouter()
   .openapi(searchRoute, async (c) => {
-    const { q, limit } = c.req.valid("query");
-    return c.json({ items: await searchContexts(c.get("deps").db, c.get("principal").userId, q, limit) }, 200);
+    const { q, limit, includeArchived } = c.req.valid("query");
+    return c.json({ items: await searchContexts(c.get("deps").db, c.get("principal").userId, q, limit, { includeArchived }) }, 200);
   })
   .openapi(listRoute, async (c) => {
-    const { limit, cursor: after, groupId } = c.req.valid("query");
+    const { limit, cursor: after, groupId, archived, pinned } = c.req.valid("query");
     const filter: GroupFilter =
       groupId === undefined ? { kind: "all" } : groupId === "none" ? { kind: "ungrouped" } : { kind: "group", groupId };
-    const page = await listContexts(c.get("deps").db, c.get("principal").userId, { limit, after, filter });
+    const page = await listContexts(c.get("deps").db, c.get("principal").userId, { limit, after, filter, archived, pinned });
     if (!page) throw groupNotFound(groupId!);
     return c.json({ items: page.items, nextCursor: page.next && encodeCursor(page.next) }, 200);
   })
@@ -221,10 +267,11 @@ export const contextRoutes = createRouter()
   })
   .openapi(getRoute, async (c) => {
     const { id } = c.req.valid("param");
-    const { limit, before } = c.req.valid("query");
-    const result = await getContext(c.get("deps").db, c.get("principal").userId, id, { limit, before });
+    const { limit, before, leaf } = c.req.valid("query");
+    const result = await getContext(c.get("deps").db, c.get("principal").userId, id, { limit, before, leaf });
     if (result.found) return c.json(result.context, 200);
     if (result.missing === "context") throw contextNotFound(id);
+    if (result.missing === "leaf") throw new MessageNotFound(leaf!, id, "leaf");
     throw new ApiError(400, `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
   })
   .openapi(patchRoute, async (c) => {
@@ -233,6 +280,7 @@ export const contextRoutes = createRouter()
     const patch = c.req.valid("json");
     const result = await updateContext(db, c.get("principal").userId, id, patch, now());
     if (result.found) return c.json(result.context, 200);
+    if (result.missing === "message") throw new MessageNotFound(patch.leafId!, id, "leafId");
     throw result.missing === "context" ? contextNotFound(id) : groupNotFound(patch.groupId!);
   })
   .openapi(deleteRoute, async (c) => {

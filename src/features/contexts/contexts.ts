@@ -1,25 +1,30 @@
-import { and, asc, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { randomId } from "../../platform/encoding";
 import type { Db, Position } from "../../platform/db";
 import { contexts, groups, messages, shares } from "../../../schema/index";
 import { deleteSearchEntries } from "./search";
 import { ensureUser } from "../../platform/auth/users";
+import { activeLeaf, branchRows, leafBelow, parentOf, siblingIds, type BranchRow } from "./branches";
 
-/** What a message shows of itself, in a context and in a share snapshot. */
-const messageColumns = {
-  id: messages.id,
-  role: messages.role,
-  content: messages.content,
-  model: messages.model,
-  createdAt: messages.createdAt,
-};
+export type NameSource = "person" | "message" | "model";
+
+/** The longest instructions a context (or a preset in the profile) keeps, in characters. */
+export const MAX_INSTRUCTIONS = 8000;
 
 export interface ContextView {
   id: string;
   name: string;
+  /** Who named it: the person, the first message's words, or the model (a title). */
+  nameSource: NameSource;
   groupId: string | null;
+  /** Messages in every branch. */
   messageCount: number;
+  /** The last message of the active branch; null when there are no messages. */
+  leafId: string | null;
+  instructions: string | null;
+  pinned: boolean;
+  archived: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -29,26 +34,40 @@ export interface MessageView {
   role: "user" | "assistant";
   content: string;
   model?: string;
+  /** The message it follows; null for a first message. */
+  parentId: string | null;
+  /** The messages that share its parent (versions of it), itself included, oldest first. */
+  siblingIds: string[];
   createdAt: string;
 }
 
 /** Which contexts a listing covers: all, one group's, or those in no group. */
 export type GroupFilter = { kind: "all" } | { kind: "group"; groupId: string } | { kind: "ungrouped" };
 
-const contextColumns = {
+export const contextColumns = {
   id: contexts.id,
   name: contexts.name,
+  nameSource: contexts.nameSource,
   groupId: contexts.groupId,
   messageCount: contexts.messageCount,
+  leafId: contexts.leafId,
+  instructions: contexts.instructions,
+  pinned: contexts.pinned,
+  archived: contexts.archived,
   createdAt: contexts.createdAt,
   updatedAt: contexts.updatedAt,
 };
 
-interface ContextRow {
+export interface ContextRow {
   id: string;
   name: string;
+  nameSource: NameSource;
   groupId: string | null;
   messageCount: number;
+  leafId: string | null;
+  instructions: string | null;
+  pinned: boolean;
+  archived: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -65,16 +84,18 @@ const ownGroup = (userId: string, id: string) => and(eq(groups.id, id), eq(group
 
 /**
  * One page of the owner's contexts, most recently updated first, ordered by
- * (updatedAt, id) descending and continued strictly after `after`. Null when the filter
- * names a group that is not the owner's. One round trip.
+ * (updatedAt, id) descending and continued strictly after `after`: the archived ones or the
+ * others, pinned or not or both. Null when the filter names a group that is not the
+ * owner's. One round trip.
  */
 export async function listContexts(
   db: Db,
   userId: string,
-  page: { limit: number; after?: Position; filter: GroupFilter },
+  page: { limit: number; after?: Position; filter: GroupFilter; archived?: boolean; pinned?: boolean },
 ): Promise<{ items: ContextView[]; next: Position | null } | null> {
   const { filter, after, limit } = page;
-  const conditions: Array<SQL | undefined> = [eq(contexts.userId, userId)];
+  const conditions: Array<SQL | undefined> = [eq(contexts.userId, userId), eq(contexts.archived, page.archived ?? false)];
+  if (page.pinned !== undefined) conditions.push(eq(contexts.pinned, page.pinned));
   if (filter.kind === "group") conditions.push(eq(contexts.groupId, filter.groupId));
   if (filter.kind === "ungrouped") conditions.push(isNull(contexts.groupId));
   // A row value comparison walks the (user_id, updated_at, id) index in one range.
@@ -113,12 +134,13 @@ export async function listContexts(
 export async function createContext(
   db: Db,
   principal: Principal,
-  input: { name: string; groupId?: string | null },
+  input: { name: string; groupId?: string | null; instructions?: string | null },
   now: Date,
 ): Promise<ContextView | null> {
   const id = randomId("ctx");
   const user = ensureUser(db, principal, now);
-  const values = { id, userId: principal.userId, name: input.name, messageCount: 0, createdAt: now, updatedAt: now };
+  const instructions = input.instructions ?? null;
+  const values = { id, userId: principal.userId, name: input.name, messageCount: 0, instructions, createdAt: now, updatedAt: now };
   const insert = input.groupId
     ? // Inserted only if the group is the caller's, checked in the same statement. drizzle
       // lists the table's columns in schema order, so the selected fields follow that order.
@@ -131,7 +153,12 @@ export async function createContext(
               userId: groups.userId,
               groupId: groups.id,
               name: sql<string>`${input.name}`.as("name"),
+              nameSource: sql<string>`'person'`.as("name_source"),
               messageCount: sql<number>`0`.as("message_count"),
+              leafId: sql<null>`null`.as("leaf_id"),
+              instructions: sql<string | null>`${instructions}`.as("instructions"),
+              pinned: sql<number>`0`.as("pinned"),
+              archived: sql<number>`0`.as("archived"),
               createdAt: sql<number>`${now.getTime()}`.as("created_at"),
               updatedAt: sql<number>`${now.getTime()}`.as("updated_at"),
             })
@@ -145,41 +172,36 @@ export async function createContext(
 }
 
 /**
- * The owner's context with one page of its messages: the `limit` newest before message
- * `before` (or the newest of all), returned oldest first. `nextBefore` is the id to pass as
- * `before` for the page before this one, null when there is none. One round trip.
+ * The owner's context with one page of a branch, oldest first: by default the active
+ * branch's newest `limit` messages; with `leaf`, those of the branch through that message
+ * (down to its newest reply, see branches.ts); with `before`, the `limit` messages before
+ * that one on its own branch. `nextBefore` is the id to pass as `before` for the page
+ * before this one, null when there is none. One round trip.
  */
 export async function getContext(
   db: Db,
   userId: string,
   id: string,
-  page: { limit: number; before?: string },
+  page: { limit: number; before?: string; leaf?: string },
 ): Promise<
   | { found: true; context: ContextView & { messages: MessageView[]; nextBefore: string | null } }
-  | { found: false; missing: "context" | "before" }
+  | { found: false; missing: "context" | "before" | "leaf" }
 > {
-  const anchor = page.before
-    ? db
-        .select({ createdAt: messages.createdAt, id: messages.id })
-        .from(messages)
-        .where(and(eq(messages.id, page.before), eq(messages.contextId, id), eq(messages.userId, userId)))
-    : null;
-  const older = page.before
-    ? sql`(${messages.createdAt}, ${messages.id}) < (select m.created_at, m.id from ${messages} m where m.id = ${page.before} and m.context_id = ${id})`
-    : undefined;
-  const newestFirst = db
-    .select(messageColumns)
-    .from(messages)
-    .where(and(eq(messages.contextId, id), eq(messages.userId, userId), older))
-    .orderBy(desc(messages.createdAt), desc(messages.id))
-    .limit(page.limit + 1);
+  const anchorId = page.before ?? page.leaf;
+  const last = page.before
+    ? parentOf(userId, id, page.before)
+    : leafBelow(id, page.leaf === undefined ? activeLeaf(userId, id) : sql`${page.leaf}`);
   const context = db.select(contextColumns).from(contexts).where(ownContext(userId, id));
-
-  const [found, rows, anchorRows] = anchor
-    ? await db.batch([context, newestFirst, anchor])
-    : [...(await db.batch([context, newestFirst])), null];
+  const branch = db.all<BranchRow>(branchRows(userId, id, last, page.limit + 1));
+  const [found, rows, anchor] = anchorId
+    ? await db.batch([
+        context,
+        branch,
+        db.select({ id: messages.id }).from(messages).where(and(eq(messages.id, anchorId), eq(messages.contextId, id), eq(messages.userId, userId))),
+      ])
+    : [...(await db.batch([context, branch])), null];
   if (!found[0]) return { found: false, missing: "context" };
-  if (anchorRows && anchorRows.length === 0) return { found: false, missing: "before" };
+  if (anchor && anchor.length === 0) return { found: false, missing: page.before ? "before" : "leaf" };
 
   const more = rows.length > page.limit;
   const pageRows = (more ? rows.slice(0, page.limit) : rows).reverse();
@@ -187,48 +209,66 @@ export async function getContext(
     found: true,
     context: {
       ...toContextView(found[0]),
-      messages: pageRows.map(toMessageView),
+      messages: pageRows.map(branchMessage),
       nextBefore: more ? pageRows[0]!.id : null,
     },
   };
 }
 
-export const toMessageView = (m: {
-  id: string;
-  role: "user" | "assistant";
-  content: string;
-  model: string | null;
-  createdAt: Date;
-}): MessageView => ({
-  id: m.id,
-  role: m.role,
-  content: m.content,
-  ...(m.model === null ? {} : { model: m.model }),
-  createdAt: m.createdAt.toISOString(),
-});
+/** A row of a branch read as the message it is. */
+export function branchMessage(row: BranchRow): MessageView {
+  return {
+    id: row.id,
+    role: row.role,
+    content: row.content,
+    ...(row.model === null ? {} : { model: row.model }),
+    parentId: row.parent_id,
+    siblingIds: siblingIds(row),
+    createdAt: new Date(Number(row.created_at)).toISOString(),
+  };
+}
+
+/** What PATCH /contexts/{id} may change. */
+export interface ContextPatch {
+  name?: string;
+  groupId?: string | null;
+  /** null clears them. */
+  instructions?: string | null;
+  pinned?: boolean;
+  archived?: boolean;
+  /** Switch to the branch through this message (down to its newest reply). */
+  leafId?: string;
+}
 
 /**
- * Renames the owner's context and/or moves it into a group (or out, with null). A rename
- * that changes the name moves updatedAt to `now`; moving between groups does not. Tells
- * which of the two was not found otherwise. One round trip.
+ * Changes the owner's context: renames it (a name the person sets is never replaced by a
+ * title), moves it into a group (or out, with null), sets its instructions, pins or
+ * archives it, or switches its active branch. A rename that changes the name moves
+ * updatedAt to `now`; nothing else does. Tells which of context, group and message was not
+ * found otherwise. One round trip.
  */
 export async function updateContext(
   db: Db,
   userId: string,
   id: string,
-  patch: { name?: string; groupId?: string | null },
+  patch: ContextPatch,
   now: Date,
-): Promise<{ found: true; context: ContextView } | { found: false; missing: "context" | "group" }> {
-  const set: { name?: string; groupId?: string | null; updatedAt?: SQL } = {};
+): Promise<{ found: true; context: ContextView } | { found: false; missing: "context" | "group" | "message" }> {
+  const set: Partial<Record<keyof typeof contexts.$inferInsert, unknown>> = {};
   if (patch.name !== undefined) {
     set.name = patch.name;
+    set.nameSource = "person";
     set.updatedAt = sql`case when ${contexts.name} = ${patch.name} then ${contexts.updatedAt} else ${now.getTime()} end`;
   }
   if (patch.groupId !== undefined) set.groupId = patch.groupId;
+  if (patch.instructions !== undefined) set.instructions = patch.instructions;
+  if (patch.pinned !== undefined) set.pinned = patch.pinned;
+  if (patch.archived !== undefined) set.archived = patch.archived;
+  if (patch.leafId !== undefined) set.leafId = leafBelow(id, sql`${patch.leafId}`);
   const targetGroup = patch.groupId ?? undefined;
   const update = db
     .update(contexts)
-    .set(set)
+    .set(set as Partial<typeof contexts.$inferInsert>)
     .where(
       and(
         ownContext(userId, id),
@@ -236,18 +276,23 @@ export async function updateContext(
         targetGroup === undefined
           ? undefined
           : sql`exists (select 1 from ${groups} where ${ownGroup(userId, targetGroup)})`,
+        patch.leafId === undefined
+          ? undefined
+          : sql`exists (select 1 from ${messages} where ${messages.id} = ${patch.leafId} and ${messages.contextId} = ${id})`,
       ),
     )
     .returning(contextColumns);
-  // The two reads only explain a miss; they see the rows as they were before the update.
-  const [context, group, updated] = await db.batch([
+  // The reads only explain a miss; they see the rows as they were before the update.
+  const [context, group, message, updated] = await db.batch([
     db.select({ id: contexts.id }).from(contexts).where(ownContext(userId, id)),
     db.select({ id: groups.id }).from(groups).where(ownGroup(userId, targetGroup ?? "")),
+    db.select({ id: messages.id }).from(messages).where(and(eq(messages.id, patch.leafId ?? ""), eq(messages.contextId, id))),
     update,
   ]);
   if (updated[0]) return { found: true, context: toContextView(updated[0]) };
-  const groupMissing = context.length === 1 && targetGroup !== undefined && group.length === 0;
-  return { found: false, missing: groupMissing ? "group" : "context" };
+  if (context.length === 0) return { found: false, missing: "context" };
+  if (targetGroup !== undefined && group.length === 0) return { found: false, missing: "group" };
+  return { found: false, missing: patch.leafId !== undefined && message.length === 0 ? "message" : "context" };
 }
 
 /**
@@ -265,19 +310,22 @@ export async function deleteContext(db: Db, userId: string, id: string): Promise
   return deleted.length === 1;
 }
 
-/** Every message of the owner's context, oldest first, with the context; null when not the owner's. */
-export async function readWholeContext(
+/**
+ * The owner's context with its active branch, oldest first (at most `limit` messages, the
+ * newest); null when not the owner's. One round trip.
+ */
+export async function readActiveBranch(
   db: Db,
   userId: string,
   id: string,
+  limit = MAX_BRANCH,
 ): Promise<{ name: string; messages: MessageView[] } | null> {
   const [found, rows] = await db.batch([
     db.select({ name: contexts.name }).from(contexts).where(ownContext(userId, id)),
-    db
-      .select(messageColumns)
-      .from(messages)
-      .where(and(eq(messages.contextId, id), eq(messages.userId, userId)))
-      .orderBy(asc(messages.createdAt), asc(messages.id)),
+    db.all<BranchRow>(branchRows(userId, id, leafBelow(id, activeLeaf(userId, id)), limit)),
   ]);
-  return found[0] ? { name: found[0].name, messages: rows.map(toMessageView) } : null;
+  return found[0] ? { name: found[0].name, messages: rows.reverse().map(branchMessage) } : null;
 }
+
+/** The longest branch read whole (a share snapshot, a Markdown export). */
+export const MAX_BRANCH = 100_000;

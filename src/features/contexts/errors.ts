@@ -6,3 +6,10 @@ export class ContextNotFound extends DomainError {
     super("not-found", "context_not_found", message, { field: "contextId" });
   }
 }
+
+/** The message a request names is not one of this context's. */
+export class MessageNotFound extends DomainError {
+  constructor(messageId: string, contextId: string, field: string) {
+    super("not-found", "message_not_found", `${field}: message ${excerpt(messageId)} is not a message of context ${excerpt(contextId)}`, { field });
+  }
+}

@@ -20,7 +20,8 @@ const groupColumns = {
   updatedAt: groups.updatedAt,
 };
 // Spelled out with an alias: drizzle leaves column names unqualified inside a one-table select.
-const contextCount = sql<number>`(select count(*) from ${contexts} as c where c.group_id = ${groups}.id and c.user_id = ${groups}.user_id)`;
+// Archived contexts are not listed in their group, so they are not counted either.
+const contextCount = sql<number>`(select count(*) from ${contexts} as c where c.group_id = ${groups}.id and c.user_id = ${groups}.user_id and c.archived = 0)`;
 
 const toGroupView = (row: { id: string; name: string; createdAt: Date; updatedAt: Date }, count: number): GroupView => ({
   id: row.id,

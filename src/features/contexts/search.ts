@@ -118,10 +118,18 @@ export async function indexPendingSearch(db: Db): Promise<number> {
 /**
  * Full-text search over the owner's message text and context names: among the newest
  * RANK_WINDOW matches, best (BM25 on the body column) first, newer first among equals.
- * The owner's entries still waiting to be indexed are indexed first, in the same batch:
- * a search finds every message stored before it. One round trip.
+ * Every branch's messages are searched (a hit names its message, whose branch the client
+ * opens); archived contexts only when asked. The owner's entries still waiting to be
+ * indexed are indexed first, in the same batch: a search finds every message stored before
+ * it. One round trip.
  */
-export async function searchContexts(db: Db, userId: string, q: string, limit: number): Promise<SearchHit[]> {
+export async function searchContexts(
+  db: Db,
+  userId: string,
+  q: string,
+  limit: number,
+  options: { includeArchived?: boolean } = {},
+): Promise<SearchHit[]> {
   const terms = searchTerms(q).slice(0, MAX_QUERY_TERMS);
   if (terms.length === 0) return [];
   const match = matchExpression(userId, terms);
@@ -146,6 +154,7 @@ export async function searchContexts(db: Db, userId: string, q: string, limit: n
         // The owner token narrows the walk; these make ownership exact.
         eq(searchDocs.userId, userId),
         eq(contexts.userId, userId),
+        options.includeArchived ? undefined : eq(contexts.archived, false),
       ),
     )
     .orderBy(sql`bm25(search_fts, 0.0, 1.0)`, desc(searchDocs.createdAt), desc(searchDocs.id))

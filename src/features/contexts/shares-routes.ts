@@ -129,7 +129,7 @@ const sharedRoute = createRoute({
  * PUBLIC_BASE_URL when configured, else on the origin the entry vouches for (never the Host
  * header a caller sends to the Node server).
  */
-function linkFor(c: Context<AppEnv>, token: string): string {
+export function linkFor(c: Context<AppEnv>, token: string): string {
   const { config, baseUrl } = c.get("deps");
   const base = config.PUBLIC_BASE_URL ?? baseUrl ?? `http://localhost:${config.PORT}`;
   return `${base.replace(/\/+$/, "")}/s/${token}`;

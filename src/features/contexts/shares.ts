@@ -3,10 +3,10 @@ import { randomId } from "../../platform/encoding";
 import type { Db } from "../../platform/db";
 import { contexts, shares } from "../../../schema/index";
 import type { Position } from "../../platform/db";
-import { readWholeContext, type MessageView } from "./contexts";
+import { readActiveBranch, type MessageView } from "./contexts";
 
 /** A shared message: what the snapshot keeps of it (no ids, nothing about the owner). */
-export type SharedMessage = Omit<MessageView, "id">;
+export type SharedMessage = Pick<MessageView, "role" | "content" | "model" | "createdAt">;
 
 export interface Snapshot {
   name: string;
@@ -38,7 +38,7 @@ const newToken = () => randomId("shr", 16);
 const live = (now: Date) => or(isNull(shares.expiresAt), gt(shares.expiresAt, now));
 
 /**
- * Shares the owner's context as it is now: a snapshot of its name and messages behind a
+ * Shares the owner's context as it is now: a snapshot of its name and active branch behind a
  * public token. Sharing again replaces the snapshot and the expiry under the same token,
  * unless the old link has expired, which gets a fresh token so that it stays dead.
  * Two round trips: read the context, then write the snapshot.
@@ -50,9 +50,12 @@ export async function shareContext(
   options: { expiresInSeconds?: number },
   now: Date,
 ): Promise<ShareView | "not-found" | "too-large"> {
-  const context = await readWholeContext(db, userId, contextId);
+  const context = await readActiveBranch(db, userId, contextId);
   if (!context) return "not-found";
-  const snapshot: Snapshot = { name: context.name, messages: context.messages.map(({ id: _id, ...m }) => m) };
+  const snapshot: Snapshot = {
+    name: context.name,
+    messages: context.messages.map(({ role, content, model, createdAt }) => ({ role, content, ...(model === undefined ? {} : { model }), createdAt })),
+  };
   const json = JSON.stringify(snapshot);
   if (new TextEncoder().encode(json).length > MAX_SNAPSHOT_BYTES) return "too-large";
 

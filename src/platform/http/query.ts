@@ -20,3 +20,12 @@ export function intQuery(min: number, max: number, fallback: number, description
     })
     .openapi({ type: "integer", minimum: min, maximum: max, default: fallback, ...(description ? { description } : {}) });
 }
+
+/** A boolean query parameter: `true` or `false`, `fallback` when absent. */
+export function boolQuery(fallback: boolean | undefined, description?: string) {
+  return z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .optional()
+    .transform((text) => (text === undefined ? fallback : text === "true"))
+    .openapi({ type: "boolean", ...(fallback === undefined ? {} : { default: fallback }), ...(description ? { description } : {}) });
+}

@@ -3,7 +3,7 @@ import type { Config } from "../config";
 import type { AppEnv } from "../deps";
 
 /** The client's own routes (deep links that must survive a reload). */
-const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|login|auth\/callback)?\/?$/;
+const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|archived|login|auth\/callback)?\/?$/;
 
 /**
  * The headers of every HTML page the service serves: no inline script, nothing from a

@@ -1,4 +1,4 @@
-import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
@@ -9,13 +9,20 @@ import { formatDuration } from "../ui/time";
 import { useNow } from "../ui/use-now";
 import { creditsKey, updateCredits, useCredits } from "./credits";
 import { readDraft, writeDraft } from "./draft";
-import { MessageList, type ShownMessage } from "./message-list";
+import { InstructionsDialog } from "./instructions-dialog";
+import { MessageList, type MessageActions, type ShownMessage } from "./message-list";
 import { ModelPicker, useModels } from "./model-picker";
-import { sendMessage } from "./send-message";
+import { regenerateReply, sendMessage, type DoneEvent } from "./send-message";
 import { VoiceButton } from "./voice-button";
 
 interface Pending {
-  user: string;
+  /**
+   * Where the exchange hangs in the conversation: the stored messages are shown up to this
+   * one (null: none of them, a new first message), then the pending ones; undefined: all.
+   */
+  after: string | null | undefined;
+  /** The message sent; null when a reply is regenerated (its message is stored). */
+  user: string | null;
   assistant: string;
   state: "streaming" | "stopped" | "failed" | "done";
   contextId: string | undefined;
@@ -23,9 +30,15 @@ interface Pending {
 
 type Failure =
   | { kind: "credits"; message: string }
-  | { kind: "retry"; message: string; text: string; key: string | null }
+  | { kind: "retry"; message: string; retry: () => void }
   | { kind: "plain"; message: string };
 
+/** What a charged exchange asks for: a message sent (from the composer or an edit), or a reply regenerated. */
+type Exchange =
+  | { kind: "send"; message: string; parentId?: string | null; fromComposer: boolean }
+  | { kind: "regenerate"; reply: ShownMessage };
+
+/** The cache of a conversation's pages: `["context", id, leaf]`, so this prefix covers every branch read. */
 export const contextKey = (id: string) => ["context", id] as const;
 
 /** A conversation (or a new one at `/`): messages, the composer, the model picker. */
@@ -40,12 +53,16 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
 
   // Newest messages first, a page at a time going back (`before`); refetching after a send
   // walks the pages again from the newest, so none is skipped or shown twice.
+  // A search hit opens the branch it is on (`leaf`); paging back with `before` stays on it.
   const context = useInfiniteQuery({
-    queryKey: contextKey(contextId ?? ""),
+    queryKey: [...contextKey(contextId ?? ""), focusId],
     queryFn: ({ pageParam }) =>
       must(
         api.GET("/contexts/{id}", {
-          params: { path: { id: contextId! }, query: { limit: 200, ...(pageParam ? { before: pageParam } : {}) } },
+          params: {
+            path: { id: contextId! },
+            query: { limit: 200, ...(pageParam ? { before: pageParam } : focusId ? { leaf: focusId } : {}) },
+          },
         }),
       ),
     initialPageParam: null as string | null,
@@ -60,6 +77,14 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const [pending, setPending] = useState<Pending | null>(null);
   const [failure, setFailure] = useState<Failure | null>(null);
   const [voiceError, setVoiceError] = useState<string | null>(null);
+  const [editingInstructions, setEditingInstructions] = useState(false);
+  // A new chat's instructions, sent with its first message: from a preset (`?preset=`) or typed.
+  const presetName = new URLSearchParams(useSearch()).get("preset");
+  const [newInstructions, setNewInstructions] = useState<string | null>(null);
+  useEffect(() => {
+    const preset = profile.data?.presets.find((p) => p.name === presetName);
+    if (!contextId && preset) setNewInstructions(preset.instructions);
+  }, [presetName, contextId, !!profile.data]);
   const abort = useRef<AbortController | null>(null);
   const ownNavigation = useRef<string | null>(null);
   const input = useRef<HTMLTextAreaElement>(null);
@@ -73,6 +98,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     abort.current?.abort();
     setPending(null);
     setFailure(null);
+    if (contextId) setNewInstructions(null);
     setText(readDraft(contextId));
     input.current?.focus();
   }, [contextId]);
@@ -106,29 +132,47 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     writeDraft(contextId, value);
   }
 
-  async function send(message: string, retryKey: string | null = null) {
-    if (!message.trim() || streaming || outOfCredits || noModel || modelUnavailable) return;
+  /**
+   * Runs a charged exchange with a fresh Idempotency-Key (or, retrying after a network
+   * failure, the same one, so it cannot be charged twice) and streams its reply in place.
+   */
+  async function run(exchange: Exchange, retryKey: string | null = null) {
+    if (streaming || outOfCredits || noModel || modelUnavailable) return;
+    if (exchange.kind === "send" && !exchange.message.trim()) return;
     const idempotencyKey = retryKey ?? crypto.randomUUID();
     const controller = new AbortController();
     abort.current = controller;
     const sentFrom = contextId;
     setFailure(null);
-    setPending({ user: message, assistant: "", state: "streaming", contextId: sentFrom });
-    edit("");
+    setPending(
+      exchange.kind === "send"
+        ? { after: exchange.parentId, user: exchange.message, assistant: "", state: "streaming", contextId: sentFrom }
+        : { after: exchange.reply.parentId, user: null, assistant: "", state: "streaming", contextId: sentFrom },
+    );
+    if (exchange.kind === "send" && exchange.fromComposer) edit("");
+    const options = {
+      idempotencyKey,
+      signal: controller.signal,
+      onDelta: (delta: string) => setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p)),
+    };
     try {
-      const done = await sendMessage(
-        { message, model: chosen, ...(sentFrom ? { contextId: sentFrom } : {}) },
-        {
-          idempotencyKey,
-          signal: controller.signal,
-          onDelta: (delta) => setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p)),
-        },
-      );
+      let done: DoneEvent;
+      if (exchange.kind === "regenerate") done = await regenerateReply(sentFrom!, exchange.reply.id, { model: chosen }, options);
+      else {
+        // The branch on screen is the one continued, whatever another tab made active.
+        const parent = exchange.parentId !== undefined ? { parentId: exchange.parentId } : {};
+        const place = sentFrom ? { contextId: sentFrom, ...parent } : newInstructions ? { instructions: newInstructions } : {};
+        done = await sendMessage({ message: exchange.message, model: chosen, ...place }, options);
+      }
       updateCredits(client, done.credits);
       void client.invalidateQueries({ queryKey: ["contexts"] });
       if (!sentFrom) {
         ownNavigation.current = done.contextId;
         navigate(`/c/${done.contextId}`);
+        watchForTitle(done.contextId);
+      } else if (focusId) {
+        // The new reply is on the active branch: show that, not the search hit's.
+        navigate(`/c/${done.contextId}`, { replace: true });
       }
       await client.refetchQueries({ queryKey: contextKey(done.contextId) });
       setPending((p) => (p && p.state === "streaming" ? null : p));
@@ -140,9 +184,11 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), 1500);
         return;
       }
-      // Nothing is lost: the message goes back into the composer (and its saved draft).
-      writeDraft(sentFrom, message);
-      setText(message);
+      // Nothing is lost: a message from the composer goes back into it (and its saved draft).
+      if (exchange.kind === "send" && exchange.fromComposer) {
+        writeDraft(sentFrom, exchange.message);
+        setText(exchange.message);
+      }
       setPending(null);
       const status = err instanceof ApiError ? err.status : 0;
       const reason = err instanceof Error ? err.message : String(err);
@@ -157,16 +203,62 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       } else if (status === 502 || status === 504 || status === 0) {
         const what = status === 504 ? "The model took too long to answer" : status === 0 ? "The connection failed" : "The model failed to answer";
         // A network failure may have reached the server: retrying with the same key cannot charge twice.
-        setFailure({ kind: "retry", message: `${what}. Nothing was charged.`, text: message, key: status === 0 ? idempotencyKey : null });
+        const again = { ...exchange, ...(exchange.kind === "send" ? { fromComposer: false } : {}) } as Exchange;
+        setFailure({ kind: "retry", message: `${what}. Nothing was charged.`, retry: () => void run(again, status === 0 ? idempotencyKey : null) });
       } else {
         setFailure({ kind: "plain", message: reason });
       }
     }
   }
 
-  const shown: ShownMessage[] = contextId ? [...loaded] : [];
+  const send = (message: string) =>
+    run({ kind: "send", message, fromComposer: true, ...(contextId && loaded.length > 0 ? { parentId: loaded.at(-1)!.id } : {}) });
+
+  /**
+   * The model names a new conversation after its first reply, a moment later: the lists
+   * are asked again until the name changes (or a few tries have passed).
+   */
+  function watchForTitle(id: string) {
+    let tries = 0;
+    const check = () => {
+      const before = client.getQueriesData<{ pages: Array<{ nameSource: string }> }>({ queryKey: contextKey(id) })[0]?.[1];
+      if (before?.pages[0]?.nameSource !== "message" || tries++ >= 4) return;
+      void client.invalidateQueries({ queryKey: contextKey(id) });
+      void client.invalidateQueries({ queryKey: ["contexts"] });
+      setTimeout(check, 1000 * tries);
+    };
+    setTimeout(check, 800);
+  }
+
+  const versions = useMutation({
+    mutationFn: (leafId: string) => must(api.PATCH("/contexts/{id}", { params: { path: { id: contextId! } }, body: { leafId } })),
+    onSuccess: async () => {
+      if (focusId) navigate(`/c/${contextId}`, { replace: true });
+      await client.invalidateQueries({ queryKey: contextKey(contextId!) });
+    },
+  });
+  const settings = useMutation({
+    mutationFn: (patch: { instructions?: string | null; archived?: boolean }) =>
+      must(api.PATCH("/contexts/{id}", { params: { path: { id: contextId! } }, body: patch })),
+    onSuccess: async () => {
+      setEditingInstructions(false);
+      await client.invalidateQueries({ queryKey: contextKey(contextId!) });
+      void client.invalidateQueries({ queryKey: ["contexts"] });
+    },
+  });
+  const actions: MessageActions | undefined =
+    streaming || !contextId
+      ? undefined
+      : {
+          showVersion: (id) => versions.mutate(id),
+          edit: (m, edited) => void run({ kind: "send", message: edited, parentId: m.parentId ?? null, fromComposer: false }),
+          regenerate: (m) => void run({ kind: "regenerate", reply: m }),
+        };
+
+  let shown: ShownMessage[] = contextId ? [...loaded] : [];
   if (pending && pending.contextId === contextId) {
-    shown.push({ id: "pending-user", role: "user", content: pending.user });
+    if (pending.after !== undefined) shown = pending.after === null ? [] : shown.slice(0, shown.findIndex((m) => m.id === pending.after) + 1);
+    if (pending.user !== null) shown.push({ id: "pending-user", role: "user", content: pending.user });
     shown.push({
       id: "pending-reply",
       role: "assistant",
@@ -186,9 +278,24 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   ) : null;
   const cannotSend = outOfCredits || noModel || modelUnavailable;
   const voiceOn = profile.data?.preferences.voiceInput !== false;
+  const instructions = contextId ? (conversation?.instructions ?? null) : newInstructions;
+  const usingPreset = !contextId && newInstructions !== null ? profile.data?.presets.find((p) => p.instructions === newInstructions)?.name : undefined;
 
   return (
     <section class="chat" aria-label={conversation?.name ?? "New chat"}>
+      {conversation?.archived && (
+        <div role="status" class="notice banner archived-banner">
+          <span>This conversation is archived: it is not in the navigator or its search.</span>
+          <button type="button" class="button small" onClick={() => settings.mutate({ archived: false })} disabled={settings.isPending}>
+            Restore
+          </button>
+        </div>
+      )}
+      {versions.isError && (
+        <p role="alert" class="error banner">
+          {versions.error.message}
+        </p>
+      )}
       {contextId && context.isError && (
         <p role="alert" class="error banner">
           {context.error instanceof ApiError && context.error.status === 404
@@ -206,11 +313,13 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         }
         messages={shown}
         focusId={focusId}
+        actions={versions.isPending ? undefined : actions}
         empty={
           contextId || noModel ? null : (
             <div class="welcome">
               <h1>What can I help with?</h1>
               <p class="muted">Your conversations are saved and searchable from the sidebar.</p>
+              {usingPreset && <p class="muted">Starting from your preset “{usingPreset}”.</p>}
             </div>
           )
         }
@@ -226,7 +335,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
               <span>{failure.message}</span>
             )}
             {failure.kind === "retry" && (
-              <button type="button" class="button small" onClick={() => void send(failure.text, failure.key)}>
+              <button type="button" class="button small" onClick={failure.retry}>
                 Retry
               </button>
             )}
@@ -274,7 +383,21 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             }}
           />
           <div class="composer-bar">
-            <ModelPicker value={chosen} onChange={setModel} />
+            <div class="composer-settings">
+              <ModelPicker value={chosen} onChange={setModel} />
+              <button
+                type="button"
+                class={`chip${instructions ? " on" : ""}`}
+                aria-label={instructions ? "Instructions (set)" : "Instructions"}
+                onClick={() => {
+                  settings.reset();
+                  setEditingInstructions(true);
+                }}
+              >
+                <Icon name="note" size={14} /> Instructions
+                {instructions && <span class="chip-dot" aria-hidden="true" />}
+              </button>
+            </div>
             <div class="composer-actions">
               {voiceOn && !cannotSend && (
                 <VoiceButton
@@ -301,6 +424,23 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         </form>
         <p class="fineprint">Enter sends, Shift+Enter adds a line. Replies come from language models and can be wrong.</p>
       </div>
+      {editingInstructions && (
+        <InstructionsDialog
+          value={instructions}
+          presets={profile.data?.presets ?? []}
+          newChat={!contextId}
+          saving={settings.isPending}
+          error={settings.error?.message ?? null}
+          onClose={() => setEditingInstructions(false)}
+          onSave={(value) => {
+            if (contextId) settings.mutate({ instructions: value });
+            else {
+              setNewInstructions(value);
+              setEditingInstructions(false);
+            }
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -2,24 +2,38 @@ import { ApiError, authHeaders, noticeResponse, type Credits } from "../api/clie
 import type { paths } from "../api/schema";
 
 type SendBody = paths["/chat/send"]["post"]["requestBody"]["content"]["application/json"];
+type RegenerateBody = NonNullable<paths["/contexts/{id}/messages/{messageId}/regenerate"]["post"]["requestBody"]>["content"]["application/json"];
 
 export interface DoneEvent {
   model: string;
   contextId: string;
+  /** The stored reply, and the message it answers. */
+  messageId: string;
+  parentId: string;
   credits: Credits;
 }
 
+type StreamOptions = { idempotencyKey: string; signal: AbortSignal; onDelta: (text: string) => void };
+
+/** Sends a message (POST /chat/send) and streams the reply; see streamExchange. */
+export function sendMessage(body: Omit<SendBody, "stream">, options: StreamOptions): Promise<DoneEvent> {
+  return streamExchange("/chat/send", { ...body, stream: true } satisfies SendBody, options);
+}
+
+/** Asks for another reply to the message a reply answers, and streams it; see streamExchange. */
+export function regenerateReply(contextId: string, messageId: string, body: Omit<RegenerateBody, "stream">, options: StreamOptions): Promise<DoneEvent> {
+  const path = `/contexts/${encodeURIComponent(contextId)}/messages/${encodeURIComponent(messageId)}/regenerate`;
+  return streamExchange(path, { ...body, stream: true } satisfies RegenerateBody, options);
+}
+
 /**
- * Sends a message with `stream: true` and reads the server-sent events with fetch and a
- * ReadableStream (EventSource cannot POST nor send a header). `onDelta` gets each piece of
- * text as it arrives. Rejects with ApiError for an error reply or an `error` event, and with
- * the abort reason when `signal` aborts (the server then refunds the message).
+ * Posts a charged exchange with `stream: true` and reads the server-sent events with fetch
+ * and a ReadableStream (EventSource cannot POST nor send a header). `onDelta` gets each
+ * piece of text as it arrives. Rejects with ApiError for an error reply or an `error`
+ * event, and with the abort reason when `signal` aborts (the server then refunds it).
  */
-export async function sendMessage(
-  body: Omit<SendBody, "stream">,
-  options: { idempotencyKey: string; signal: AbortSignal; onDelta: (text: string) => void },
-): Promise<DoneEvent> {
-  const response = await fetch("/chat/send", {
+async function streamExchange(path: string, body: object, options: StreamOptions): Promise<DoneEvent> {
+  const response = await fetch(path, {
     method: "POST",
     headers: {
       ...authHeaders(),
@@ -27,7 +41,7 @@ export async function sendMessage(
       Accept: "text/event-stream",
       "Idempotency-Key": options.idempotencyKey,
     },
-    body: JSON.stringify({ ...body, stream: true } satisfies SendBody),
+    body: JSON.stringify(body),
     signal: options.signal,
   });
   noticeResponse(response);

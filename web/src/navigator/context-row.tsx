@@ -5,7 +5,7 @@ import { Icon } from "../ui/icons";
 import { Menu } from "../ui/menu";
 import { plainText } from "../ui/plain-text";
 
-export type RowAction = "rename" | "move" | "share" | "delete";
+export type RowAction = "rename" | "move" | "pin" | "archive" | "share" | "export-markdown" | "export-json" | "delete";
 
 /** One conversation in the sidebar: a link, renamed in place, with an options menu. */
 export function ContextRow(props: {
@@ -79,8 +79,20 @@ export function ContextRow(props: {
           <button role="menuitem" type="button" onClick={() => choose("move")}>
             Move to group
           </button>
+          <button role="menuitem" type="button" onClick={() => choose("pin")}>
+            {context.pinned ? "Unpin" : "Pin"}
+          </button>
+          <button role="menuitem" type="button" onClick={() => choose("archive")}>
+            Archive
+          </button>
           <button role="menuitem" type="button" onClick={() => choose("share")}>
             Share
+          </button>
+          <button role="menuitem" type="button" onClick={() => choose("export-markdown")}>
+            Export as Markdown
+          </button>
+          <button role="menuitem" type="button" onClick={() => choose("export-json")}>
+            Export as JSON
           </button>
           <button role="menuitem" type="button" class="danger" onClick={() => choose("delete")}>
             Delete

@@ -1,12 +1,15 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, must, type Context, type Schemas } from "../api/client";
 
-/** One list of contexts (all ungrouped ones, or one group's), a page at a time by cursor. */
-export function useContextPages(groupId: string, enabled = true) {
+/** Which contexts a list shows: a group's (or `none`), the pinned ones, or the archived ones. */
+export type ListFilter = { groupId?: string; pinned?: boolean; archived?: boolean };
+
+/** One list of contexts, a page at a time by cursor. */
+export function useContextPages(filter: ListFilter, enabled = true) {
   return useInfiniteQuery({
-    queryKey: ["contexts", "list", groupId],
+    queryKey: ["contexts", "list", filter],
     queryFn: ({ pageParam }) =>
-      must(api.GET("/contexts", { params: { query: { limit: 50, groupId, ...(pageParam ? { cursor: pageParam } : {}) } } })),
+      must(api.GET("/contexts", { params: { query: { limit: 50, ...filter, ...(pageParam ? { cursor: pageParam } : {}) } } })),
     initialPageParam: null as string | null,
     getNextPageParam: (page) => page.nextCursor,
     enabled,
@@ -26,7 +29,7 @@ export function useSearch(q: string) {
   });
 }
 
-/** Rename, move and delete: each refreshes every list the context may be in. */
+/** Rename, move, pin, archive and delete: each refreshes every list the context may be in. */
 export function useContextActions() {
   const client = useQueryClient();
   const refresh = () => {

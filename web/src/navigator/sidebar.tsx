@@ -12,6 +12,7 @@ import { plainText } from "../ui/plain-text";
 import { ContextRow, type RowAction } from "./context-row";
 import { MoveDialog } from "./move-dialog";
 import { useContextActions, useContextPages, useGroups, useSearch } from "./queries";
+import { downloadFile } from "../api/download";
 import { ShareDialog } from "./share-dialog";
 
 const ROW_HEIGHT = 36;
@@ -28,6 +29,7 @@ function useDebounced<T>(value: T, ms: number): T {
 /** The navigator: new chat, search, groups as folders, and every conversation, newest first. */
 export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => void; onClose: () => void; onLogout: () => void }) {
   const [, params] = useRoute<{ id: string }>("/c/:id");
+  const [isArchived] = useRoute("/archived");
   const [, navigate] = useLocation();
   const activeId = params?.id;
   const [query, setQuery] = useState("");
@@ -37,16 +39,27 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
   const profile = useProfile();
   const actions = useContextActions();
   const [renaming, setRenaming] = useState<string | null>(null);
-  const [dialog, setDialog] = useState<{ action: Exclude<RowAction, "rename">; context: Context } | null>(null);
+  const [dialog, setDialog] = useState<{ action: "move" | "share" | "delete"; context: Context } | null>(null);
   const [open, setOpen] = useState<Record<string, boolean>>({});
+  // What the last action did, or why it failed: archived conversations can be brought back from here.
+  const [notice, setNotice] = useState<{ text: string; error?: boolean; undo?: () => void } | null>(null);
 
   // A conversation whose messages match needs no second entry for its matching name.
   const items = search.data?.items ?? [];
   const withMessages = new Set(items.filter((h) => h.messageId).map((h) => h.contextId));
   const hits = items.filter((h) => h.messageId || !withMessages.has(h.contextId));
 
+  const failed = (err: Error) => setNotice({ text: err.message, error: true });
   const onAction = (context: Context) => (action: RowAction) => {
+    const name = plainText(context.name);
+    setNotice(null);
     if (action === "rename") setRenaming(context.id);
+    else if (action === "pin") actions.update.mutate({ id: context.id, patch: { pinned: !context.pinned } }, { onError: failed });
+    else if (action === "archive") {
+      const restore = () => actions.update.mutate({ id: context.id, patch: { archived: false } }, { onSuccess: () => setNotice(null), onError: failed });
+      actions.update.mutate({ id: context.id, patch: { archived: true } }, { onSuccess: () => setNotice({ text: `Archived “${name}”.`, undo: restore }), onError: failed });
+    } else if (action === "export-markdown") void downloadFile(`/contexts/${context.id}/export?format=markdown`, "conversation.md").catch(failed);
+    else if (action === "export-json") void downloadFile(`/contexts/${context.id}/export?format=json`, "conversation.json").catch(failed);
     else setDialog({ action, context });
   };
   const onRename = (context: Context) => (name: string | null) => {
@@ -86,6 +99,19 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
         </div>
       </div>
 
+      {notice && (
+        <p role={notice.error ? "alert" : "status"} class={`sidebar-notice${notice.error ? " error" : ""}`}>
+          <span>{notice.text}</span>
+          {notice.undo && (
+            <button type="button" class="link-button small" onClick={notice.undo}>
+              Undo
+            </button>
+          )}
+          <button type="button" class="icon-button small" aria-label="Dismiss" onClick={() => setNotice(null)}>
+            <Icon name="close" size={14} />
+          </button>
+        </p>
+      )}
       {q ? (
         <div class="sidebar-scroll">
           <h2 class="sidebar-heading">Results</h2>
@@ -112,6 +138,9 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
         <ConversationList activeRow={row} groups={groups.data?.items ?? []} open={open} setOpen={setOpen} />
       )}
 
+      <Link href="/archived" class="sidebar-link" aria-current={isArchived ? "page" : undefined}>
+        <Icon name="archive" size={16} /> Archived
+      </Link>
       <div class="sidebar-bottom">
         <Link href="/settings" class="user">
           <Avatar url={profile.data?.avatarUrl} name={profile.data?.name ?? "?"} />
@@ -157,7 +186,9 @@ function ConversationList(props: {
   open: Record<string, boolean>;
   setOpen: (fn: (o: Record<string, boolean>) => Record<string, boolean>) => void;
 }) {
-  const pages = useContextPages("none");
+  const pages = useContextPages({ groupId: "none", pinned: false });
+  const pinned = useContextPages({ pinned: true });
+  const pinnedItems = pinned.data?.pages.flatMap((p) => p.items) ?? [];
   const items = pages.data?.pages.flatMap((p) => p.items) ?? [];
   const scroller = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLDivElement>(null);
@@ -179,6 +210,25 @@ function ConversationList(props: {
 
   return (
     <div class="sidebar-scroll" ref={scroller}>
+      {pinnedItems.length > 0 && (
+        <>
+          <h2 class="sidebar-heading" id="pinned-heading">
+            Pinned
+          </h2>
+          <ul class="pinned-items" aria-labelledby="pinned-heading">
+            {pinnedItems.map((c) => (
+              <li key={c.id}>{props.activeRow(c)}</li>
+            ))}
+            {pinned.hasNextPage && (
+              <li>
+                <button type="button" class="link-button small" onClick={() => void pinned.fetchNextPage()}>
+                  Show more
+                </button>
+              </li>
+            )}
+          </ul>
+        </>
+      )}
       {props.groups.length > 0 && (
         <>
           <h2 class="sidebar-heading">Groups</h2>
@@ -221,7 +271,7 @@ function ConversationList(props: {
 }
 
 function Folder(props: { group: Group; open: boolean; toggle: () => void; row: (c: Context) => preact.JSX.Element }) {
-  const pages = useContextPages(props.group.id, props.open);
+  const pages = useContextPages({ groupId: props.group.id }, props.open);
   const items = pages.data?.pages.flatMap((p) => p.items) ?? [];
   return (
     <li class="folder">

@@ -1,12 +1,16 @@
 import { Link } from "wouter-preact";
 import { ApiKeysSection } from "./api-keys-section";
+import { DataSection } from "./data-section";
+import { PresetsSection } from "./presets-section";
 import { ProfileSection } from "./profile-section";
 import { UsageSection } from "./usage-section";
 
 const SECTIONS = [
   { id: "profile", label: "Profile" },
+  { id: "presets", label: "Presets" },
   { id: "api-keys", label: "API keys" },
   { id: "usage", label: "Usage" },
+  { id: "data", label: "Data" },
 ] as const;
 
 /** /settings and /settings/:section. */
@@ -25,6 +29,8 @@ export function SettingsScreen({ section }: { section: string | undefined }) {
       {current.id === "profile" && <ProfileSection />}
       {current.id === "api-keys" && <ApiKeysSection />}
       {current.id === "usage" && <UsageSection />}
+      {current.id === "presets" && <PresetsSection />}
+      {current.id === "data" && <DataSection />}
     </section>
   );
 }

@@ -17,6 +17,16 @@ const paths = {
   sun: "M12 8a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM12 2v2M12 20v2M2 12h2M20 12h2M4.9 4.9l1.4 1.4M17.7 17.7l1.4 1.4M4.9 19.1l1.4-1.4M17.7 6.3l1.4-1.4",
   moon: "M20 14.5A8 8 0 0 1 9.5 4 8 8 0 1 0 20 14.5z",
   back: "M15 6l-6 6 6 6",
+  archive: "M3 4h18v4H3zM5 8v12h14V8M10 12h4",
+  pin: "M12 16v6M8 3h8l-1 6 3 3v2H6v-2l3-3z",
+  edit: "M4 20h4L19 9l-4-4L4 16zM14 6l4 4",
+  regenerate: "M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7",
+  note: "M6 3h9l4 4v14H6zM14 3v5h5M9 13h7M9 17h5",
+  download: "M12 4v12M7 11l5 5 5-5M5 20h14",
+  upload: "M12 20V8M7 13l5-5 5 5M5 4h14",
+  check: "M5 12l5 5L20 7",
+  left: "M15 6l-6 6 6 6",
+  right: "M9 6l6 6-6 6",
 };
 
 export type IconName = keyof typeof paths;

@@ -1,0 +1,93 @@
+import { DomainError, excerpt } from "../../platform/errors";
+import type { NameSource } from "./contexts";
+
+// ---------------------------------------------------------------------------------------
+// What an imported file becomes before anything is written (contexts whose messages point
+// at their parents by key), the limits it must keep, and the checks both formats share.
+// ---------------------------------------------------------------------------------------
+
+/** The most a file may hold. */
+export const IMPORT_LIMITS = {
+  bytes: 10 * 1024 * 1024,
+  contexts: 1000,
+  messages: 50_000,
+  /** Characters in one message. */
+  content: 100_000,
+};
+
+/** What a file is, once read: contexts whose messages point at their parents by key. */
+export interface ImportedMessage {
+  /** Unique within its context: the id in the file. */
+  key: string;
+  parentKey: string | null;
+  role: "user" | "assistant";
+  content: string;
+  model: string | null;
+  createdAt: number;
+}
+
+export interface ImportedContext {
+  name: string;
+  nameSource: NameSource;
+  groupName: string | null;
+  instructions: string | null;
+  pinned: boolean;
+  archived: boolean;
+  createdAt: number;
+  /** When it was last updated in the file: imported contexts keep this order among themselves. */
+  updatedAt: number;
+  leafKey: string | null;
+  messages: ImportedMessage[];
+}
+
+/** The file cannot be imported; the message says where and why. */
+export class ImportInvalid extends DomainError {
+  constructor(path: string, problem: string) {
+    super("invalid", "import_invalid", `cannot import this file: ${path ? `${path}: ` : ""}${problem}; nothing was imported`);
+  }
+}
+
+/** `contexts[2].messages[0].parentId`, `[3].mapping["a-b"].parent`: where a value sits, as it reads in the file. */
+export function at(path: string, key: string | number): string {
+  if (typeof key === "number") return `${path}[${key}]`;
+  if (/^[A-Za-z_$][\w$]*$/.test(key)) return path ? `${path}.${key}` : key;
+  return `${path}["${excerpt(key).replace(/["\\]/g, "\\$&")}"]`;
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Text as it will be stored: NUL becomes U+FFFD (the driver would read the text back cut
+ * there) and unpaired surrogates too, as a model's reply is treated.
+ */
+export function storable(text: string): string {
+  return text.replaceAll("\u0000", "\uFFFD").toWellFormed();
+}
+
+/** A context name from a file: one line, trimmed, at most 200 characters; `fallback` when empty. */
+export function importedName(name: string | null | undefined, fallback: string): string {
+  const line = storable(name ?? "").replace(/\s+/g, " ").trim();
+  const chars = Array.from(line || fallback);
+  return chars.length > 200 ? `${chars.slice(0, 199).join("").trimEnd()}…` : chars.join("");
+}
+
+/** Throws ImportInvalid when a message's text is over the limit. */
+export function checkContent(text: string, path: string): string {
+  const length = Array.from(text).length;
+  if (length > IMPORT_LIMITS.content) throw new ImportInvalid(path, `is ${length} characters, more than the ${IMPORT_LIMITS.content} a message may hold`);
+  return storable(text);
+}
+
+/** Refuses a tree whose parents loop; the messages' keys are unique and their parents exist. */
+export function checkAcyclic(parents: Map<string, string | null>, path: (key: string) => string): void {
+  const done = new Set<string>();
+  for (const start of parents.keys()) {
+    const seen = new Set<string>();
+    for (let key: string | null = start; key !== null && !done.has(key); key = parents.get(key) ?? null) {
+      if (seen.has(key)) throw new ImportInvalid(path(key), "its parents lead back to itself");
+      seen.add(key);
+    }
+    for (const key of seen) done.add(key);
+  }
+}
+

@@ -1,0 +1,251 @@
+import { sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Principal } from "../../platform/auth/principal";
+import { ensureUser } from "../../platform/auth/users";
+import { randomId, timeOrderedId } from "../../platform/encoding";
+import { excerpt } from "../../platform/errors";
+import type { Db } from "../../platform/db";
+import { contexts, groups, messages } from "../../../schema/index";
+import { fromChatGpt } from "./chatgpt-import";
+import { contextColumns, MAX_INSTRUCTIONS, toContextView, type ContextView } from "./contexts";
+import { EXPORT_FORMAT, EXPORT_VERSION } from "./exports";
+import {
+  at,
+  checkAcyclic,
+  checkContent,
+  IMPORT_LIMITS,
+  ImportInvalid,
+  importedName,
+  isObject,
+  storable,
+  type ImportedContext,
+  type ImportedMessage,
+} from "./imported-contexts";
+
+// ---------------------------------------------------------------------------------------
+// Import: this service's export (GET /me/export, GET /contexts/{id}/export?format=json) or
+// ChatGPT's conversations.json becomes new contexts of the caller, every branch kept, with
+// new ids. The file is checked whole before anything is written, and written in one batch:
+// a malformed file is refused naming where, and nothing is ever half imported.
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Reads an uploaded file: this service's export or ChatGPT's conversations.json (an array
+ * of conversations, or one). Throws ImportInvalid naming the first problem.
+ */
+export function readImport(file: unknown): ImportedContext[] {
+  let imported: ImportedContext[];
+  if (isObject(file) && file.format === EXPORT_FORMAT) imported = fromExport(file);
+  else if (Array.isArray(file) || (isObject(file) && "mapping" in file)) imported = fromChatGpt(file);
+  else {
+    throw new ImportInvalid(
+      "",
+      `expected this service's export (an object with "format": "${EXPORT_FORMAT}") or ChatGPT's conversations.json (an array of conversations with a "mapping")`,
+    );
+  }
+  if (imported.length > IMPORT_LIMITS.contexts) {
+    throw new ImportInvalid("", `it holds ${imported.length} conversations; import at most ${IMPORT_LIMITS.contexts} at a time`);
+  }
+  const count = imported.reduce((sum, c) => sum + c.messages.length, 0);
+  if (count > IMPORT_LIMITS.messages) throw new ImportInvalid("", `it holds ${count} messages; import at most ${IMPORT_LIMITS.messages} at a time`);
+  return imported;
+}
+
+function time(value: unknown, path: string, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  const ms = typeof value === "string" ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw new ImportInvalid(path, "must be a time such as 2026-11-22T12:00:00.000Z");
+  return ms;
+}
+
+function string(value: unknown, path: string, options: { max?: number; nullable?: boolean } = {}): string | null {
+  if (value === null && options.nullable) return null;
+  if (typeof value !== "string") throw new ImportInvalid(path, `must be a string${options.nullable ? " or null" : ""}`);
+  if (options.max !== undefined && Array.from(value).length > options.max) throw new ImportInvalid(path, `must be at most ${options.max} characters`);
+  return storable(value);
+}
+
+function boolean(value: unknown, path: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") throw new ImportInvalid(path, "must be true or false");
+  return value;
+}
+
+function array(value: unknown, path: string): unknown[] {
+  if (!Array.isArray(value)) throw new ImportInvalid(path, "must be an array");
+  return value;
+}
+
+/** This service's export, version 1. */
+function fromExport(doc: Record<string, unknown>): ImportedContext[] {
+  if (doc.version !== EXPORT_VERSION) throw new ImportInvalid("version", `must be ${EXPORT_VERSION}, the version this service reads`);
+  const groupNames = new Map<string, string>();
+  array(doc.groups ?? [], "groups").forEach((g, i) => {
+    const path = at("groups", i);
+    if (!isObject(g)) throw new ImportInvalid(path, "must be an object");
+    const id = string(g.id, at(path, "id"))!;
+    const name = string(g.name, at(path, "name"))!.trim();
+    if (name === "" || Array.from(name).length > 100) throw new ImportInvalid(at(path, "name"), "must be 1..100 characters");
+    groupNames.set(id, name);
+  });
+  return array(doc.contexts, "contexts").map((c, i) => {
+    const path = at("contexts", i);
+    if (!isObject(c)) throw new ImportInvalid(path, "must be an object");
+    const groupId = c.groupId === undefined ? null : string(c.groupId, at(path, "groupId"), { nullable: true });
+    if (groupId !== null && !groupNames.has(groupId)) throw new ImportInvalid(at(path, "groupId"), `names no group of this file's "groups"`);
+    const nameSource = c.nameSource === undefined ? "person" : c.nameSource;
+    if (nameSource !== "person" && nameSource !== "message" && nameSource !== "model") {
+      throw new ImportInvalid(at(path, "nameSource"), 'must be "person", "message" or "model"');
+    }
+    const instructions = c.instructions === undefined ? null : string(c.instructions, at(path, "instructions"), { max: MAX_INSTRUCTIONS, nullable: true });
+    const createdAt = time(c.createdAt, at(path, "createdAt"), 0);
+
+    const parents = new Map<string, string | null>();
+    const list = array(c.messages ?? [], at(path, "messages")).map((m, j): ImportedMessage => {
+      const mpath = at(at(path, "messages"), j);
+      if (!isObject(m)) throw new ImportInvalid(mpath, "must be an object");
+      const key = string(m.id, at(mpath, "id"), { max: 200 })!;
+      if (parents.has(key)) throw new ImportInvalid(at(mpath, "id"), `"${excerpt(key)}" is the id of another message of this context`);
+      const parentKey = m.parentId === undefined ? null : string(m.parentId, at(mpath, "parentId"), { nullable: true });
+      parents.set(key, parentKey);
+      if (m.role !== "user" && m.role !== "assistant") throw new ImportInvalid(at(mpath, "role"), 'must be "user" or "assistant"');
+      const content = string(m.content, at(mpath, "content"))!;
+      return {
+        key,
+        parentKey,
+        role: m.role,
+        content: checkContent(content, at(mpath, "content")),
+        model: m.model === undefined ? null : string(m.model, at(mpath, "model"), { max: 100, nullable: true }),
+        createdAt: time(m.createdAt, at(mpath, "createdAt"), createdAt),
+      };
+    });
+    list.forEach((m, j) => {
+      if (m.parentKey !== null && !parents.has(m.parentKey)) {
+        throw new ImportInvalid(at(at(at(path, "messages"), j), "parentId"), "names no message of this context");
+      }
+    });
+    checkAcyclic(parents, (key) => at(at(at(path, "messages"), list.findIndex((m) => m.key === key)), "parentId"));
+    const leafKey = c.leafId === undefined ? null : string(c.leafId, at(path, "leafId"), { nullable: true });
+    if (leafKey !== null && !parents.has(leafKey)) throw new ImportInvalid(at(path, "leafId"), "names no message of this context");
+    return {
+      name: importedName(string(c.name, at(path, "name")), "Imported conversation"),
+      nameSource,
+      groupName: groupId === null ? null : groupNames.get(groupId)!,
+      instructions: instructions?.trim() ? instructions : null,
+      pinned: boolean(c.pinned, at(path, "pinned")),
+      archived: boolean(c.archived, at(path, "archived")),
+      createdAt,
+      updatedAt: time(c.updatedAt, at(path, "updatedAt"), createdAt),
+      leafKey,
+      messages: list,
+    };
+  });
+}
+
+/** Bound text of JSON statements is kept under this many bytes (D1 refuses strings over 2 MB). */
+const CHUNK_BYTES = 1_000_000;
+
+/**
+ * Creates the contexts read from a file as the caller's, with new ids, in one batch:
+ * their groups (found by name, created when missing), the contexts, their messages. The
+ * imported contexts lead the list, in the order they were last updated in the file; their
+ * messages keep their times. Costs no credits. One round trip.
+ */
+export async function importContexts(db: Db, principal: Principal, imported: ImportedContext[], now: Date): Promise<ContextView[]> {
+  const userId = principal.userId;
+  const nowMs = now.getTime();
+  const statements: BatchItem<"sqlite">[] = [];
+  const user = ensureUser(db, principal, now);
+  if (user) statements.push(user);
+
+  const groupNames = [...new Set(imported.map((c) => c.groupName).filter((n): n is string => n !== null))];
+  if (groupNames.length > 0) {
+    const rows = JSON.stringify(groupNames.map((name) => [randomId("grp"), name]));
+    statements.push(
+      db.run(sql`insert into ${groups} (id, user_id, name, created_at, updated_at)
+        select json_extract(value, '$[0]'), ${userId}, json_extract(value, '$[1]'), ${nowMs}, ${nowMs} from json_each(${rows}) where true
+        on conflict (user_id, name) do nothing`),
+    );
+  }
+
+  // The newest in the file is the newest of all; the others just before it, in order.
+  const order = imported.map((c, i) => ({ c, i })).sort((a, b) => a.c.updatedAt - b.c.updatedAt || a.i - b.i);
+  const updatedAt = new Map(order.map(({ i }, rank) => [i, nowMs - (order.length - 1 - rank)]));
+  const contextRows: unknown[][] = [];
+  const messageRows: unknown[][] = [];
+  const ids: string[] = [];
+  imported.forEach((c, i) => {
+    const contextId = randomId("ctx");
+    ids.push(contextId);
+    const idOf = new Map(c.messages.map((m) => [m.key, timeOrderedId("msg")]));
+    for (const m of c.messages) {
+      messageRows.push([idOf.get(m.key), contextId, m.role, m.content, m.model, m.parentKey === null ? null : idOf.get(m.parentKey), m.createdAt]);
+    }
+    contextRows.push([
+      contextId,
+      c.name,
+      c.nameSource,
+      c.groupName,
+      c.instructions,
+      c.pinned ? 1 : 0,
+      c.archived ? 1 : 0,
+      c.leafKey === null ? newestLeaf(c.messages, idOf) : idOf.get(c.leafKey),
+      c.messages.length,
+      c.createdAt,
+      updatedAt.get(i),
+    ]);
+  });
+
+  for (const chunk of chunks(contextRows)) {
+    statements.push(
+      db.run(sql`insert into ${contexts} (id, user_id, group_id, name, name_source, leaf_id, instructions, pinned, archived, message_count, created_at, updated_at)
+        select json_extract(value, '$[0]'), ${userId},
+          (select g.id from ${groups} g where g.user_id = ${userId} and g.name = json_extract(value, '$[3]')),
+          json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[7]'), json_extract(value, '$[4]'),
+          json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[8]'), json_extract(value, '$[9]'), json_extract(value, '$[10]')
+        from json_each(${chunk})`),
+    );
+  }
+  for (const chunk of chunks(messageRows)) {
+    statements.push(
+      db.run(sql`insert into ${messages} (id, context_id, user_id, role, content, model, parent_id, created_at)
+        select json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${userId}, json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]')
+        from json_each(${chunk})`),
+    );
+  }
+  const created = db
+    .select(contextColumns)
+    .from(contexts)
+    .where(sql`${contexts.userId} = ${userId} and ${contexts.id} in (select value from json_each(${JSON.stringify(ids)}))`);
+  statements.push(created);
+  const results = (await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
+  const byId = new Map((results.at(-1) as Array<Parameters<typeof toContextView>[0]>).map((row) => [row.id, toContextView(row)]));
+  return ids.map((id) => byId.get(id)!);
+}
+
+/** The newest message no other follows: where a file that names no active branch ends it. */
+function newestLeaf(list: ImportedMessage[], idOf: Map<string, string>): string | null {
+  const parents = new Set(list.map((m) => m.parentKey));
+  const leaves = list.filter((m) => !parents.has(m.key));
+  const newest = leaves.reduce<ImportedMessage | null>((best, m) => (best === null || m.createdAt >= best.createdAt ? m : best), null);
+  return newest ? idOf.get(newest.key)! : null;
+}
+
+/** Rows as JSON texts of at most CHUNK_BYTES each (a row over it goes alone). */
+function* chunks(rows: unknown[][]): Generator<string> {
+  let part: string[] = [];
+  let bytes = 2;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    const size = new TextEncoder().encode(text).length + 1;
+    if (part.length > 0 && bytes + size > CHUNK_BYTES) {
+      yield `[${part.join(",")}]`;
+      part = [];
+      bytes = 2;
+    }
+    part.push(text);
+    bytes += size;
+  }
+  if (part.length > 0) yield `[${part.join(",")}]`;
+}
