@@ -1,4 +1,5 @@
-export { users, apiKeys, type StoredPreferences } from "./users";
+export { users, apiKeys, identities, type StoredPreferences } from "./users";
 export { plants } from "./plants";
 export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits";
 export { groups, contexts, messages, shares } from "./contexts";
+export { sessions, refreshTokens, walletNonces } from "./sessions";

@@ -11,7 +11,7 @@ import { ConfigError, parseConfig, type Config } from "./platform/config";
 import { configuredAuthSource, createRuntime, type Deps } from "./platform/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import { keepSearchIndexed } from "./jobs/search-index";
-import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./platform/node/local-login-key";
+import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile, sessionKeyFile } from "./platform/node/local-login-key";
 import { openDatabase } from "./platform/node/open-database";
 import { nextUtcMidnight } from "./features/account/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./features/chat/holds";
@@ -54,8 +54,15 @@ async function main() {
     console.warn(`  The web client is not built (no ${webDist}/index.html): run npm run build:web. The API works without it.\n`);
   }
 
-  const runtime = await createRuntime(config, { localKey, upstreamFetch: createUpstreamPool() });
+  // The sessions' signing key: SESSION_SIGNING_KEY, else one kept beside the database.
+  const sessionKey = config.SESSION_SIGNING_KEY ? undefined : JSON.stringify((await loadOrCreateLocalKey(sessionKeyFile(databaseUrl))).privateJwk);
+  // This process sees its own changes to linked identities at once; the timer below picks up
+  // those of other processes sharing a remote database.
+  const runtime = await createRuntime(config, { localKey, sessionKey, identityLinksMaxAgeMs: Infinity, upstreamFetch: createUpstreamPool() });
   const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  await runtime.identityLinks.load(db);
+  const linksTimer = setInterval(() => runtime.identityLinks.load(db).catch((err) => runtime.log.warn("could not reread linked identities", { err })), 60_000);
+  linksTimer.unref();
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
   // listens), never at a request's Host header.
   const deps: Deps = {
@@ -98,6 +105,7 @@ async function main() {
 
   const shutdown = () => {
     clearTimeout(timer);
+    clearInterval(linksTimer);
     stopIndexing();
     server.close(() => {
       client.close();

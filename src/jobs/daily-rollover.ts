@@ -6,13 +6,13 @@ import { utcDay, utcDayBefore } from "../features/account/credits";
 import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
 import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
 import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
-import { creditDays, idempotencyKeys, shares, usageEvents } from "../../schema/index";
+import { creditDays, idempotencyKeys, refreshTokens, sessions, shares, usageEvents, walletNonces } from "../../schema/index";
 
 export interface RolloverDeps {
   db: Db;
   log: Logger;
   now: () => Date;
-  config: Pick<Config, "MODEL_TIMEOUT_MS">;
+  config: Pick<Config, "MODEL_TIMEOUT_MS" | "SESSION_IDLE_DAYS">;
 }
 
 /** How far back usage history is kept: what GET /usage?days=90 can show. */
@@ -34,6 +34,15 @@ export interface RolloverResult {
   releasedHolds: number;
   /** Search entries that were still waiting to be indexed (see services/search.ts). */
   indexedSearchEntries: number;
+  /** Sessions unused for SESSION_IDLE_DAYS (already refused at refresh), removed with their refresh tokens. */
+  expiredSessions: number;
+  /**
+   * Refresh tokens replaced more than SESSION_IDLE_DAYS ago: kept until then so that a stolen
+   * copy presented later still ends its session; after, it is only an unknown token.
+   */
+  prunedRefreshTokens: number;
+  /** Wallet sign-in nonces past their expiry. */
+  expiredWalletNonces: number;
 }
 
 /**
@@ -54,7 +63,8 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const today = utcDay(at);
   const oldestKept = utcDayBefore(at, USAGE_HISTORY_DAYS - 1);
   const [refundHolds, freeClaims, removeHolds] = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
-  const [, , holds, keys, empty, days, events, expiredShares] = await db.batch([
+  const idleBefore = new Date(at.getTime() - deps.config.SESSION_IDLE_DAYS * 86_400_000);
+  const [, , holds, keys, empty, days, events, expiredShares, idleSessions, rotatedTokens, nonces] = await db.batch([
     refundHolds,
     freeClaims,
     removeHolds,
@@ -72,6 +82,9 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
       .where(lt(usageEvents.at, new Date(`${oldestKept}T00:00:00.000Z`)))
       .returning({ id: usageEvents.id }),
     db.delete(shares).where(lte(shares.expiresAt, at)).returning({ token: shares.token }),
+    db.delete(sessions).where(lte(sessions.lastUsedAt, idleBefore)).returning({ id: sessions.id }),
+    db.delete(refreshTokens).where(lte(refreshTokens.rotatedAt, idleBefore)).returning({ hash: refreshTokens.hash }),
+    db.delete(walletNonces).where(lte(walletNonces.expiresAt, at)).returning({ nonce: walletNonces.nonce }),
   ]);
   // A Worker has no background job: whatever no search has indexed yet is indexed here.
   let indexedSearchEntries = 0;
@@ -89,6 +102,9 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     expiredShares: expiredShares.length,
     releasedHolds: holds.length,
     indexedSearchEntries,
+    expiredSessions: idleSessions.length,
+    prunedRefreshTokens: rotatedTokens.length,
+    expiredWalletNonces: nonces.length,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;

@@ -2,8 +2,9 @@ import { eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db";
 import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
-import { users, type StoredPreferences } from "../../../schema/index";
+import { identities, users, type StoredPreferences } from "../../../schema/index";
 import { upsertUser } from "../../platform/auth/users";
+import { ensureOwnIdentity, selectSignInMethods, toSignInMethod, type SignInMethodView } from "../../platform/auth/sign-in-methods";
 
 export interface Preferences {
   theme: "light" | "dark" | "auto";
@@ -25,6 +26,8 @@ export interface Profile {
   avatarUrl: string | null;
   preferences: Preferences;
   identity: { issuer: string; subject: string; email?: string; wallet?: string };
+  /** Every way the person signs in to this account (linked sign-in methods). */
+  identities: SignInMethodView[];
   createdAt: Date;
 }
 
@@ -39,18 +42,16 @@ export interface ProfileChanges {
 type UserRow = typeof users.$inferSelect;
 
 /**
- * The caller's profile. By JWT the user is created on first sight (or has its identity
- * details refreshed from the token) in the same statement that reads it; by API key the
- * user exists already and is read. One round trip either way. Null only when the user
- * behind an API key has gone.
+ * The caller's profile and sign-in methods. By JWT the user is created on first sight (or
+ * has its identity details refreshed from the token) in the same statement that reads it;
+ * by session or API key the user exists already and is read. One round trip either way.
+ * Null only when the user behind an API key or session has gone.
  */
 export async function getProfile(db: Db, principal: Principal, now: Date): Promise<Profile | null> {
-  if (principal.via === "jwt") {
-    const [row] = await upsertUser(db, principal, now);
-    return toProfile(row!);
-  }
-  const [row] = await db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
-  return row ? toProfile(row) : null;
+  const read =
+    principal.via === "jwt" ? upsertUser(db, principal, now) : db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
+  const [[row], , methods] = await db.batch([read, ensureOwnIdentity(db, principal.userId), selectSignInMethods(db, principal.userId)]);
+  return row ? toProfile(row, methods) : null;
 }
 
 /**
@@ -77,15 +78,16 @@ export async function updateProfile(
     .set(set as Partial<typeof users.$inferInsert>)
     .where(eq(users.id, principal.userId))
     .returning();
+  const methods = [ensureOwnIdentity(db, principal.userId), selectSignInMethods(db, principal.userId)] as const;
   if (principal.via === "jwt") {
-    const [, updated] = await db.batch([upsertUser(db, principal, now), update]);
-    return toProfile(updated[0]!);
+    const [, updated, , rows] = await db.batch([upsertUser(db, principal, now), update, ...methods]);
+    return toProfile(updated[0]!, rows);
   }
-  const [row] = await update;
-  return row ? toProfile(row) : null;
+  const [[row], , rows] = await db.batch([update, ...methods]);
+  return row ? toProfile(row, rows) : null;
 }
 
-function toProfile(row: UserRow): Profile {
+function toProfile(row: UserRow, methods: Array<typeof identities.$inferSelect>): Profile {
   const identity: Profile["identity"] = { issuer: row.issuer, subject: row.subject };
   if (row.email !== null) identity.email = row.email;
   if (row.wallet !== null) identity.wallet = row.wallet;
@@ -95,6 +97,7 @@ function toProfile(row: UserRow): Profile {
     avatarUrl: row.avatarUrl,
     preferences: withDefaults(row.preferences),
     identity,
+    identities: methods.map(toSignInMethod),
     createdAt: row.createdAt,
   };
 }
