@@ -8,6 +8,7 @@ declare global {
       TEST_PRIVATE_JWK: string;
       AUTH_ISSUER: string;
       AUTH_AUDIENCE: string;
+      SESSION_SIGNING_KEY: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../../src/worker");

@@ -129,7 +129,10 @@ export async function removeSignInMethod(deps: AccountDeps, userId: string, iden
     db.select({ issuer: users.issuer, subject: users.subject }).from(users).where(eq(users.id, userId)).limit(1),
   ]);
   const target = rows.find((r) => r.id === identityId);
-  if (!target) throw new DomainError("not-found", "identity_not_found", `no sign-in method ${identityId} on this account`);
+  if (!target) {
+    const named = /^idn_[A-Za-z0-9_-]{22}$/.test(identityId) ? ` ${identityId}` : "";
+    throw new DomainError("not-found", "identity_not_found", `no such sign-in method${named} on this account`);
+  }
   const others = rows.filter((r) => r.id !== identityId);
   const lastOne = () =>
     new DomainError("conflict", "last_sign_in_method", "this is the account's only sign-in method: add another before removing it");

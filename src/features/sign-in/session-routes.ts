@@ -302,7 +302,8 @@ export const sessionRoutes = createRouter()
       if (!token) {
         throw new DomainError("unauthenticated", "refresh_token_missing", "no session to refresh (no refresh cookie): sign in");
       }
-      started = await counted(c, () => refreshSession(deps.db, token, { now: deps.now(), idleMs: deps.config.SESSION_IDLE_DAYS * 86_400_000 }));
+      const idleMs = deps.config.SESSION_IDLE_DAYS * 86_400_000;
+      started = await counted(c, () => refreshSession(deps.db, token, { now: deps.now(), idleMs, onEnded: (id) => endAccessTokens(deps, [id]) }));
     } catch (err) {
       // A spent or unknown token is of no use to keep.
       if (err instanceof DomainError && err.kind === "unauthenticated") clearRefreshCookie(c);

@@ -69,7 +69,11 @@ const ended = (code: string, message: string) => new DomainError("unauthenticate
  * marked rotated by a conditional statement, so of two refreshes racing with one token
  * only one succeeds; the other is a reuse and ends the session.
  */
-export async function refreshSession(db: Db, token: string, options: { now: Date; idleMs: number }): Promise<SessionStart> {
+export async function refreshSession(
+  db: Db,
+  token: string,
+  options: { now: Date; idleMs: number; /** Told the id of a session the refresh ended. */ onEnded: (sessionId: string) => void },
+): Promise<SessionStart> {
   const { now, idleMs } = options;
   const hash = await sha256Hex(token);
   const [rotated, [found]] = await db.batch([
@@ -88,6 +92,7 @@ export async function refreshSession(db: Db, token: string, options: { now: Date
   if (!found) throw ended("refresh_token_invalid", "the session has ended (signed out, ended from another device, or expired): sign in again");
   if (rotated.length === 0) {
     await db.delete(sessions).where(eq(sessions.id, found.sessionId));
+    options.onEnded(found.sessionId);
     throw ended(
       "refresh_token_reused",
       "this session's refresh token was used twice, which means a copy of it exists elsewhere, so the session was ended to protect the account: sign in again",
@@ -95,6 +100,7 @@ export async function refreshSession(db: Db, token: string, options: { now: Date
   }
   if (found.lastUsedAt.getTime() + idleMs <= now.getTime()) {
     await db.delete(sessions).where(eq(sessions.id, found.sessionId));
+    options.onEnded(found.sessionId);
     throw ended("session_expired", `the session ended after ${Math.round(idleMs / 86_400_000)} days without use: sign in again`);
   }
   const refreshToken = newRefreshToken();
@@ -127,7 +133,11 @@ export async function listSessions(db: Db, userId: string): Promise<SessionView[
 /** Ends one of the person's sessions; another person's, or none, is not found. */
 export async function endSession(db: Db, userId: string, sessionId: string): Promise<void> {
   const deleted = await db.delete(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId))).returning({ id: sessions.id });
-  if (deleted.length === 0) throw new DomainError("not-found", "session_not_found", `no session ${sessionId} on this account (it may have ended already)`);
+  if (deleted.length === 0) {
+    // The id is repeated only when it has the shape of one, so that nothing pasted by mistake is echoed.
+    const named = /^ses_[A-Za-z0-9_-]{22}$/.test(sessionId) ? ` ${sessionId}` : "";
+    throw new DomainError("not-found", "session_not_found", `no such session${named} on this account (it may have ended already)`);
+  }
 }
 
 /** Ends every session of the person but `keep` (the one asking, when it is a session); their ids. */

@@ -47,9 +47,9 @@ export function ensureOwnIdentity(db: Db, userId: string) {
     .onConflictDoNothing();
 }
 
-/** The account's sign-in methods, oldest first. */
+/** The account's sign-in methods, oldest first (in the order added, within the same millisecond). */
 export function selectSignInMethods(db: Db, userId: string) {
-  return db.select().from(identities).where(eq(identities.userId, userId)).orderBy(asc(identities.createdAt), asc(identities.id));
+  return db.select().from(identities).where(eq(identities.userId, userId)).orderBy(asc(identities.createdAt), sql`rowid`);
 }
 
 export function toSignInMethod(row: typeof identities.$inferSelect): SignInMethodView {
