@@ -4,6 +4,12 @@
 // `npm start` (issuing tokens at POST /auth/local), so tokens from `npm run token -- <name>`
 // work against it too. NODE_ENV=production turns local login off. It also hands the Worker
 // the Node server's session signing key (SESSION_SIGNING_KEY) unless you set one.
+//
+// The cron trigger runs at GET /__scheduled (`--test-scheduled`). Miniflare's own route,
+// /cdn-cgi/handler/scheduled, answers 500 `exception` for a Worker with [assets] in the
+// wrangler this project pins: it hands the event to the assets proxy in front of the Worker,
+// which does not pass it on (workers-sdk issue 9882, fixed in wrangler 4.99). /__scheduled
+// is answered by the Worker's own fetch, which `run_worker_first = true` sends every path to.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { loadOrCreateLocalKey, localKeyFile, sessionKeyFile } from "../src/platform/node/local-login-key";
@@ -14,7 +20,10 @@ const run = (cmd: string[]) => {
   if (result.status !== 0) process.exit(result.status ?? 1);
 };
 
-run(["d1", "migrations", "apply", "DB", "--local"]);
+// The database `wrangler dev` will open: the default .wrangler/state, or --persist-to's.
+const persistAt = args.findIndex((a) => a === "--persist-to" || a.startsWith("--persist-to="));
+const persistTo = persistAt < 0 ? [] : args[persistAt]!.includes("=") ? [args[persistAt]!] : args.slice(persistAt, persistAt + 2);
+run(["d1", "migrations", "apply", "DB", "--local", ...persistTo]);
 
 const configuresAuth =
   args.some((a) => a.includes("AUTH_")) || (existsSync(".dev.vars") && /^AUTH_/m.test(readFileSync(".dev.vars", "utf8")));
@@ -33,4 +42,5 @@ if (!configuresSessions) {
   const key = await loadOrCreateLocalKey(sessionKeyFile(process.env.DATABASE_URL));
   vars.push("--var", `SESSION_SIGNING_KEY:${JSON.stringify(key.privateJwk)}`);
 }
-run(["dev", ...vars, ...args]);
+const testScheduled = args.includes("--test-scheduled") ? [] : ["--test-scheduled"];
+run(["dev", ...testScheduled, ...vars, ...args]);

@@ -1,10 +1,12 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
+import { startFakeUpstream, type FakeUpstream, type UpstreamMode } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
+import { parseSse, type SseEvent } from "./support/sse";
 
 // The contract walk: for every operation in /openapi.json, send the documented examples
 // and the boundary values of every parameter and body field (at and just past each
@@ -13,7 +15,9 @@ import { createHarness, type Harness } from "./support/harness";
 // the document: its status is listed for the operation, and its body is valid, by a
 // JSON-Schema validator, against the schema listed for that status and content type. A
 // request the document calls valid must not be refused with 400 (bar the semantic checks
-// listed below); one it calls invalid must be.
+// listed below); one it calls invalid must be. A streamed reply (text/event-stream) is
+// checked event by event, against the schema the document gives one event, with the JSON
+// each event's data carries checked against its contentSchema.
 
 type Schema = Record<string, any>;
 type Doc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
@@ -40,6 +44,8 @@ interface Case {
   credential: "jwt" | "api-key" | "none";
   /** The path parameters are the documented example: send a real id (see `fixtures`) instead. */
   realIds: boolean;
+  /** How the model upstream behaves for this request (default: it answers). */
+  upstream?: UpstreamMode;
 }
 
 /** A finding: a reply that contradicts the document. */
@@ -78,6 +84,8 @@ const findings: Finding[] = [];
 let requests = 0;
 let operations = 0;
 const tally = new Map<string, number>();
+/** The kinds of streamed events the walk saw and checked, per operation. */
+const streamedKinds = new Set<string>();
 
 beforeAll(async () => {
   up = await startFakeUpstream({ record: false });
@@ -111,6 +119,64 @@ function validatorAt(at: string) {
     validators.set(at, validate);
   }
   return validate;
+}
+
+/** The node of the document at a JSON pointer (`/components/schemas/Error`). */
+function nodeAt(at: string): Schema {
+  let node: any = doc;
+  for (const part of at.split("/").slice(1)) node = node?.[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+  return node as Schema;
+}
+
+/**
+ * The string values in `value` that the schema at `at` says carry JSON (contentMediaType
+ * application/json), each with the pointer of its contentSchema. JSON Schema validators only
+ * annotate those keywords; the branches of oneOf/anyOf followed are the ones `value` matches.
+ */
+function jsonContents(at: string, value: unknown): Array<{ at: string; text: string }> {
+  const schema = nodeAt(at);
+  if (!schema || typeof schema !== "object") return [];
+  if (typeof schema.$ref === "string") return jsonContents(schema.$ref.slice(1), value);
+  const found: Array<{ at: string; text: string }> = [];
+  if (schema.contentMediaType === "application/json" && schema.contentSchema && typeof value === "string") {
+    found.push({ at: `${at}/contentSchema`, text: value });
+  }
+  for (const keyword of ["allOf", "anyOf", "oneOf"]) {
+    (schema[keyword] ?? []).forEach((_: unknown, i: number) => {
+      const branch = `${at}/${keyword}/${i}`;
+      if (keyword === "allOf" || validatorAt(branch)(value)) found.push(...jsonContents(branch, value));
+    });
+  }
+  if (value && typeof value === "object" && schema.properties) {
+    for (const [name, v] of Object.entries(value)) {
+      if (schema.properties[name]) found.push(...jsonContents(`${at}/properties/${pointer(name)}`, v));
+    }
+  }
+  return found;
+}
+
+/** Why a streamed event contradicts the schema of one event at `at`, or null. */
+function eventProblem(at: string, event: SseEvent): string | null {
+  const validate = validatorAt(at);
+  if (!validate(event)) return ajv.errorsText(validate.errors, { dataVar: "event" });
+  for (const content of jsonContents(at, event)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(content.text);
+    } catch {
+      return `its data is not the JSON the document says (${content.at})`;
+    }
+    const validateContent = validatorAt(content.at);
+    if (!validateContent(parsed)) return `its data contradicts ${content.at}: ${ajv.errorsText(validateContent.errors, { dataVar: "data" })}`;
+  }
+  return null;
+}
+
+/** What kind of event this is, for the walk's count of what it checked. */
+function eventKind(event: SseEvent): string {
+  if (event.event !== "message") return `event: ${event.event}`;
+  if (event.data === "[DONE]") return "data: [DONE]";
+  return (JSON.parse(event.data) as { error?: unknown }).error ? "data: an error" : "data";
 }
 
 const typeOf = (schema: Schema): string | undefined =>
@@ -229,6 +295,12 @@ const fixtures: Record<string, () => Promise<string>> = {
   "/v1/models/{model}": async () => "svc-70b",
 };
 
+/** The streamed requests (`stream: true`, and the stream's options) of operations that can stream. */
+const streamBodies: Record<string, Array<Record<string, unknown>>> = {
+  "POST /chat/send": [{ stream: true }],
+  "POST /v1/chat/completions": [{ stream: true }, { stream: true, stream_options: { include_usage: true } }],
+};
+
 /**
  * Schema-valid requests the server may still refuse with 400, because what they name must
  * also exist: a cursor it gave out, a message of the context, a model it knows.
@@ -262,6 +334,13 @@ function casesFor(method: string, path: string, op: Operation): Case[] {
   if (op.security) {
     cases.push({ ...base(), name: "with an API key", credential: "api-key" });
     cases.push({ ...base(), name: "without credentials", credential: "none" });
+  }
+  if (op.responses["200"]?.content?.["text/event-stream"]) {
+    for (const options of streamBodies[key(method, path)] ?? [{ stream: true }]) {
+      const streamed = (): Case => ({ ...base(), body: { ...(baseBody() as object), ...options } });
+      cases.push({ ...streamed(), name: `streamed: ${JSON.stringify(options)}` });
+      cases.push({ ...streamed(), name: `streamed: ${JSON.stringify(options)}, the model failing after its first pieces`, upstream: "fail-mid-stream" });
+    }
   }
 
   for (const p of params) {
@@ -373,8 +452,15 @@ async function check(method: string, path: string, op: Operation, c: Case) {
     c.params[name] = await fixture();
   }
   const verdict = invalidity(method, path, op, c);
-  const res = await send(method, path, c);
-  const text = await res.text();
+  up.mode = c.upstream ?? "ok";
+  let res: Response;
+  let text: string;
+  try {
+    res = await send(method, path, c);
+    text = await res.text(); // a stream is read to its end before the upstream is set back
+  } finally {
+    up.mode = "ok";
+  }
   tally.set(`${verdict === null ? "valid" : "invalid"} ${res.status}`, (tally.get(`${verdict === null ? "valid" : "invalid"} ${res.status}`) ?? 0) + 1);
   if (process.env.WALK_DEBUG) console.log(operation, c.name, verdict, res.status, text.slice(0, 150));
   const found = (problem: string) => findings.push({ operation, case: c.name, status: res.status, problem });
@@ -397,6 +483,15 @@ async function check(method: string, path: string, op: Operation, c: Case) {
       }
       const validate = validatorAt(`/${pointer("paths", path, method, "responses", String(res.status), "content", type, "schema")}`);
       if (!validate(body)) return found(`the body contradicts the schema: ${ajv.errorsText(validate.errors)}: ${text.slice(0, 200)}`);
+    } else if (type === "text/event-stream") {
+      const events = parseSse(text);
+      if (events.length === 0) return found("the stream has no events");
+      const at = `/${pointer("paths", path, method, "responses", String(res.status), "content", type, "schema")}`;
+      for (const [i, event] of events.entries()) {
+        const problem = eventProblem(at, event);
+        if (problem) return found(`event ${i + 1} of the stream contradicts the document: ${problem}: ${JSON.stringify(event).slice(0, 200)}`);
+        streamedKinds.add(`${operation} ${eventKind(event)}`);
+      }
     }
   } else if (text !== "") return found(`status ${res.status} is documented without a body, but one came`);
 
@@ -436,6 +531,15 @@ describe("the contract walk over /openapi.json", () => {
     expect(operations).toBeGreaterThanOrEqual(31);
     expect(requests).toBeGreaterThan(350);
     expect(findings.map((f) => `${f.operation} | ${f.case}: ${f.problem}`)).toEqual([]);
+    // Each kind of event of both streams was sent and checked.
+    expect([...streamedKinds].sort()).toEqual([
+      "POST /chat/send data",
+      "POST /chat/send event: done",
+      "POST /chat/send event: error",
+      "POST /v1/chat/completions data",
+      "POST /v1/chat/completions data: [DONE]",
+      "POST /v1/chat/completions data: an error",
+    ]);
   });
 
   it("has every operation of the document described in docs/api.md", () => {
@@ -461,6 +565,48 @@ describe("the contract walk over /openapi.json", () => {
     visit(doc, "");
     expect(checked).toBeGreaterThan(20);
     expect(wrong).toEqual([]);
+  });
+
+  it("has only patterns that JavaScript (u flag) and Python's re both compile", () => {
+    // Clients generated from the document compile its patterns with their language's regex
+    // engine: JavaScript's with the `u` flag (as JSON Schema validators do) and Python's `re`,
+    // which has no Unicode property classes (\p{L}). Warnings (FutureWarning about a class
+    // that a later Python will read otherwise) count as failures.
+    const patterns = new Map<string, string>();
+    const visit = (node: unknown, at: string) => {
+      if (!node || typeof node !== "object") return;
+      for (const [k, v] of Object.entries(node)) {
+        if (k === "pattern" && typeof v === "string") patterns.set(`${at}/pattern`, v);
+        else visit(v, `${at}/${k}`);
+      }
+    };
+    visit(doc, "");
+    expect(patterns.size).toBeGreaterThan(20);
+
+    const javascript: string[] = [];
+    for (const [at, pattern] of patterns) {
+      try {
+        new RegExp(pattern, "u");
+      } catch (err) {
+        javascript.push(`${at}: ${JSON.stringify(pattern)}: ${(err as Error).message}`);
+      }
+    }
+    const script = [
+      "import json, re, sys, warnings",
+      "warnings.simplefilter('error')",
+      "failed = []",
+      "for at, pattern in json.load(sys.stdin):",
+      "    try:",
+      "        re.compile(pattern)",
+      "    except Exception as err:",
+      "        failed.append(f'{at}: {json.dumps(pattern)}: {err}')",
+      "print(json.dumps(failed))",
+    ].join("\n");
+    const run = spawnSync("python3", ["-c", script], { input: JSON.stringify([...patterns]), encoding: "utf8" });
+    if (run.error) throw new Error(`this check compiles the patterns with Python's re: install python3 (${run.error.message})`);
+    expect(run.status, run.stderr).toBe(0);
+    const python = JSON.parse(run.stdout) as string[];
+    expect({ javascript, python }).toEqual({ javascript: [], python: [] });
   });
 
   it("answers every method a documented path does not serve with 405 and the Allow it documents", async () => {

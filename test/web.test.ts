@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseConfig } from "../src/platform/config";
+import { htmlSecurityHeaders } from "../src/platform/http/web-client";
+import { DEFAULT_AVATAR_HOSTS, parseConfig } from "../src/platform/config";
 import { createRuntime } from "../src/platform/deps";
 import { expectError } from "./support/expect-error";
 import { createHarness } from "./support/harness";
@@ -228,6 +229,32 @@ describe("the Node server without a built web client", () => {
       await bare.close();
     }
   }, 60_000);
+});
+
+describe("images on the client's pages", () => {
+  const imgSrc = (csp: string) => /(?:^|; )img-src ([^;]*)/.exec(csp)?.[1]?.split(" ") ?? [];
+
+  it("loads images only from the service and the avatar hosts, never from any https host", async () => {
+    const res = await get("/", html);
+    const sources = imgSrc(res.headers.get("content-security-policy") ?? "");
+    expect(sources).toEqual(["'self'", "data:", "blob:", ...DEFAULT_AVATAR_HOSTS.split(" ")]);
+    expect(sources).not.toContain("https:");
+    expect(sources).not.toContain("*");
+  });
+
+  it("takes the avatar hosts from AVATAR_HOSTS, or none", () => {
+    const csp = (env: Record<string, string>) => imgSrc(htmlSecurityHeaders(parseConfig(env))["Content-Security-Policy"]!);
+    expect(csp({ AVATAR_HOSTS: "https://pics.example.com, https://*.cdn.example.net:8443" })).toEqual([
+      "'self'", "data:", "blob:", "https://pics.example.com", "https://*.cdn.example.net:8443",
+    ]);
+    expect(csp({ AVATAR_HOSTS: "none" })).toEqual(["'self'", "data:", "blob:"]);
+  });
+
+  it("refuses AVATAR_HOSTS that are not https origins, saying what it wants", () => {
+    for (const bad of ["https:", "*", "http://pics.example.com", "https://pics.example.com/path", "pics.example.com", "https://a.example none"]) {
+      expect(() => parseConfig({ AVATAR_HOSTS: bad }), bad).toThrow(/AVATAR_HOSTS must be https origins such as https:\/\/avatars\.example\.com/);
+    }
+  });
 });
 
 describe("configuration of the web entry", () => {

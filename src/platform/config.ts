@@ -41,7 +41,27 @@ function parseModelCredits(text: string | undefined, ctx: z.RefinementCtx): Reco
 }
 
 /**
- * The environment, as the README's Configuration section documents it. Parsed once per process (Node) or per isolate
+ * Hosts the pages may show avatars from (their CSP's img-src): the identity providers'
+ * picture hosts, whose logs nobody who writes a model's reply can read. Any other picture
+ * is not loaded: a host that saw the page's requests could learn what a reply put in a URL.
+ */
+export const DEFAULT_AVATAR_HOSTS = "https://lh3.googleusercontent.com https://avatars.githubusercontent.com https://secure.gravatar.com";
+
+/** `https://a.example https://*.b.example`, or `none`: https origins, `*.` for every subdomain. */
+function parseAvatarHosts(text: string, ctx: z.RefinementCtx): string[] {
+  const entries = text.split(/[\s,]+/).filter(Boolean);
+  if (entries.length === 1 && entries[0] === "none") return [];
+  for (const entry of entries) {
+    if (!/^https:\/\/(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::\d{1,5})?$/i.test(entry)) {
+      ctx.addIssue({ code: "custom", message: `must be https origins such as https://avatars.example.com (or none), not '${entry}'` });
+    }
+  }
+  return entries;
+}
+
+/**
+ * The environment, as the README's Configuration section documents it. Parsed once per process
+ * (Node) or per isolate
  * (Workers); a bad value is a startup error that names the variable.
  */
 const ConfigSchema = z.object({
@@ -111,6 +131,10 @@ const ConfigSchema = z.object({
   ANTHROPIC_BASE_URL: httpUrl("the Anthropic API origin"),
   MODEL_CREDITS: optionalText.transform((v, ctx) => parseModelCredits(v, ctx)),
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
+  AVATAR_HOSTS: z
+    .string()
+    .default(DEFAULT_AVATAR_HOSTS)
+    .transform((v, ctx) => parseAvatarHosts(v.trim() || DEFAULT_AVATAR_HOSTS, ctx)),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   // Failed authentications per client address per minute (Node; Workers use the

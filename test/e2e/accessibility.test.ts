@@ -49,6 +49,71 @@ describe.skipIf(!hasChromium)("accessibility", () => {
     });
   }
 
+  it("has no text under 12 px and a description on every page (login, chat, search, settings, share)", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    /** Every piece of text a person can see, with its size: none under 12 px (math's scripts aside). */
+    const smallText = (p: Page) =>
+      p.evaluate(() => {
+        const small: string[] = [];
+        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const el = node.parentElement!;
+          if (!node.textContent!.trim() || el.closest("math") || !el.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+          const { width, height } = el.getBoundingClientRect();
+          if (width <= 1 || height <= 1) continue; // visually hidden, for screen readers
+          const size = parseFloat(getComputedStyle(el).fontSize);
+          if (size < 12) small.push(`${size}px: ${node.textContent!.trim().slice(0, 40)}`);
+        }
+        return small;
+      });
+    const description = (p: Page) => p.locator('meta[name="description"]').getAttribute("content");
+    await page.goto("/login");
+    await page.getByLabel("Your name").waitFor();
+    expect(await smallText(page)).toEqual([]);
+    expect(await description(page)).toMatch(/\w{4,}.{30,}/);
+
+    await logInLocally(page, "ugo");
+    stack.upstream.reply = () => "Notes:\n\n- a `pot`\n\n```js\nwater(plant);\n```\n\n> quoted <sup>1</sup>";
+    await sendAndWait(page, "small print", "Notes:");
+    await page.getByRole("button", { name: /^Options for / }).first().click();
+    await page.getByRole("menu").waitFor();
+    expect(await smallText(page)).toEqual([]);
+    expect(await description(page)).toMatch(/\w{4,}.{30,}/);
+    await page.keyboard.press("Escape");
+    await page.getByRole("searchbox", { name: "Search conversations" }).pressSequentially("small");
+    await page.getByRole("list", { name: "Search results" }).getByRole("link").first().waitFor();
+    expect(await smallText(page)).toEqual([]);
+
+    for (const section of ["profile", "api-keys", "usage"]) {
+      await page.goto(`/settings/${section}`);
+      await page.getByRole("heading", { name: "Settings" }).waitFor();
+      await page.waitForLoadState("networkidle");
+      expect(await smallText(page), section).toEqual([]);
+    }
+
+    const contextId = await page.evaluate(async () => {
+      const res = await fetch("/contexts?limit=1", { headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}` } });
+      return ((await res.json()) as { items: Array<{ id: string }> }).items[0]!.id;
+    });
+    const url = await page.evaluate(async (id) => {
+      const res = await fetch(`/contexts/${id}/share`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" },
+        body: "{}",
+      });
+      return ((await res.json()) as { url: string }).url;
+    }, contextId);
+    const stranger = await stack.newContext();
+    const shared = await stranger.newPage();
+    await shared.goto(url);
+    await shared.getByText("Notes:").waitFor();
+    expect(await smallText(shared)).toEqual([]);
+    expect(await description(shared)).toMatch(/\w{4,}.{30,}/);
+    await stranger.close();
+    await context.close();
+  });
+
   it("works with the keyboard alone: log in, send, open the options of a conversation", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();

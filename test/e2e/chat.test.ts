@@ -181,6 +181,51 @@ describe.skipIf(!hasChromium)("chatting", () => {
   });
 });
 
+describe.skipIf(!hasChromium)("the model picker", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // Together's model has the longest name of the catalog: "Llama 3.3 70B Turbo (Together)".
+    stack = await startStack({ env: (upstream) => ({ TOGETHER_BASE_URL: upstream.baseUrl, TOGETHER_API_KEY: "test-key" }) });
+  });
+  afterAll(() => stack?.close());
+
+  for (const [width, height] of [[1280, 800], [375, 740]] as const) {
+    it(`shows the chosen model's whole name, the longest too (${width} px)`, async () => {
+      const context = await stack.newContext({ width, height });
+      const page = await context.newPage();
+      await logInLocally(page, `zoe-${width}`);
+      const picker = page.getByRole("combobox", { name: "Model" });
+      const composer = await page.locator("form").filter({ has: picker }).boundingBox();
+      for (const [id, name] of [["svc-70b", "Service 70B"], ["llama-3.3-70b-turbo", "Llama 3.3 70B Turbo (Together)"]] as const) {
+        await picker.selectOption(id);
+        const shown = page.getByText(name, { exact: true });
+        await shown.waitFor();
+        // Every letter on screen, inside the composer, not clipped and not under anything.
+        const whole = await shown.evaluate((el) => {
+          const range = document.createRange();
+          range.selectNodeContents(el);
+          const rects = [...range.getClientRects()];
+          const hit = (x: number, y: number) => {
+            const at = document.elementFromPoint(x, y);
+            return !!at && (el.contains(at) || at.tagName === "SELECT"); // the see-through select lies over it
+          };
+          return rects.every((r) => r.right <= innerWidth && hit(r.left + 1, r.top + r.height / 2) && hit(r.right - 1, r.top + r.height / 2)) && el.scrollWidth <= el.clientWidth;
+        });
+        expect(whole, name).toBe(true);
+        const box = (await shown.boundingBox())!;
+        expect(box.x).toBeGreaterThanOrEqual(composer!.x);
+        expect(box.x + box.width).toBeLessThanOrEqual(composer!.x + composer!.width);
+        expect(await picker.inputValue()).toBe(id);
+      }
+      // Still a plain select: the keyboard changes it, and the name follows.
+      await picker.focus();
+      await page.keyboard.press("ArrowUp");
+      await expect.poll(() => picker.inputValue()).not.toBe("llama-3.3-70b-turbo");
+      await context.close();
+    });
+  }
+});
+
 describe.skipIf(!hasChromium)("running out of credits", () => {
   let stack: Stack;
   beforeAll(async () => {

@@ -27,7 +27,10 @@ describe.skipIf(!hasChromium)("logging in with an OpenID provider", () => {
     await eventually("back on the settings page", async () => new URL(page.url()).pathname === "/settings/profile");
     const name = page.getByRole("textbox", { name: "Name" });
     await eventually("the name came from the token", async () => (await name.inputValue()) === profileOf("quinn").name);
-    expect(await page.getByRole("img", { name: "Your avatar" }).getAttribute("src")).toBe(profileOf("quinn").picture);
+    const avatar = page.getByRole("img", { name: "Your avatar" });
+    expect(await avatar.getAttribute("src")).toBe(profileOf("quinn").picture);
+    // Its host is one the page may load pictures from (AVATAR_HOSTS): it shows.
+    await expect.poll(() => avatar.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(2);
     const verifier = await page.evaluate(() => JSON.stringify({ ...sessionStorage }));
     expect(verifier).not.toContain("verifier");
 

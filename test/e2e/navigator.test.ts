@@ -9,6 +9,58 @@ async function openOptions(page: Page, name: string) {
   await page.getByRole("button", { name: `Options for ${name}` }).click();
 }
 
+interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * Opens the options of the conversation `name` and checks what a person sees: the whole
+ * menu on screen, touching its button (below it, or above when there is no room), and every
+ * item whole, readable and the topmost thing at its own centre (not cut off or covered).
+ */
+async function expectMenuBesideItsButton(page: Page, name: string) {
+  const viewport = page.viewportSize()!;
+  const button = page.getByRole("button", { name: `Options for ${name}` });
+  await button.click();
+  const menu = page.getByRole("menu", { name: `Options for ${name}` });
+  await menu.waitFor();
+  await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("role"))).toBe("menuitem");
+  const b = (await button.boundingBox()) as Box;
+  const m = (await menu.boundingBox()) as Box;
+  expect(m.x).toBeGreaterThanOrEqual(0);
+  expect(m.y).toBeGreaterThanOrEqual(0);
+  expect(m.x + m.width).toBeLessThanOrEqual(viewport.width);
+  expect(m.y + m.height).toBeLessThanOrEqual(viewport.height);
+  const gapBelow = m.y - (b.y + b.height);
+  const gapAbove = b.y - (m.y + m.height);
+  expect(Math.min(Math.abs(gapBelow), Math.abs(gapAbove))).toBeLessThanOrEqual(8);
+  expect(m.x).toBeLessThan(b.x + b.width); // they overlap across: the menu hangs from its button
+  expect(m.x + m.width).toBeGreaterThan(b.x);
+  const items = menu.getByRole("menuitem");
+  expect(await items.allTextContents()).toEqual(["Rename", "Move to group", "Share", "Delete"]);
+  for (const item of await items.all()) {
+    const i = (await item.boundingBox()) as Box;
+    expect(i.x).toBeGreaterThanOrEqual(m.x);
+    expect(i.x + i.width).toBeLessThanOrEqual(m.x + m.width);
+    // Its text, from first letter to last, is on screen and not under anything else.
+    const whole = await item.evaluate((el) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const t = range.getBoundingClientRect();
+      const middle = t.top + t.height / 2;
+      const onTop = (x: number) => el.contains(document.elementFromPoint(x, middle));
+      return t.width > 0 && t.left >= 0 && t.right <= innerWidth && onTop(t.left + 1) && onTop(t.right - 1) && el.scrollWidth <= el.clientWidth;
+    });
+    expect(whole, `“${await item.textContent()}” is whole and on top`).toBe(true);
+  }
+  await page.keyboard.press("Escape");
+  await menu.waitFor({ state: "detached" });
+  return { below: gapBelow >= 0 };
+}
+
 describe.skipIf(!hasChromium)("the context navigator", () => {
   let stack: Stack;
   beforeAll(async () => {
@@ -138,6 +190,40 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
     expect(await first.isVisible()).toBe(true);
     await context.close();
   });
+
+  for (const [width, height] of [[1280, 800], [375, 740]] as const) {
+    it(`opens a conversation's menu beside its button, whole, for the first row and one at the bottom (${width} px)`, async () => {
+      const context = await stack.newContext({ width, height });
+      const page = await context.newPage();
+      await logInLocally(page, `mae-${width}`);
+      await page.evaluate(async () => {
+        const headers = { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" };
+        for (let i = 0; i < 40; i++) await fetch("/contexts", { method: "POST", headers, body: JSON.stringify({ name: `plant talk ${String(i).padStart(2, "0")}` }) });
+      });
+      await page.reload();
+      if (width < 768) await page.getByRole("button", { name: "Open conversations" }).click();
+      await chats(page).getByRole("link", { name: "plant talk 39" }).waitFor({ state: "visible" });
+      await page.waitForTimeout(300); // the drawer's slide-in
+
+      expect((await expectMenuBesideItsButton(page, "plant talk 39")).below).toBe(true);
+
+      // The lowest row that is whole on screen: its menu has no room below and opens upwards.
+      const scroller = await chats(page).evaluate((el) => {
+        const r = el.closest("nav")!.querySelector("[role=list][aria-label=Chats]")!.parentElement!.getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom };
+      });
+      const rows = await chats(page).getByRole("link").all();
+      let lowest: { name: string; bottom: number } | undefined;
+      for (const row of rows) {
+        const box = await row.boundingBox();
+        if (!box || box.y < scroller.top || box.y + box.height > scroller.bottom) continue;
+        if (!lowest || box.y + box.height > lowest.bottom) lowest = { name: (await row.textContent())!, bottom: box.y + box.height };
+      }
+      expect(lowest!.bottom).toBeGreaterThan(height - 160);
+      expect((await expectMenuBesideItsButton(page, lowest!.name)).below).toBe(false);
+      await context.close();
+    });
+  }
 
   it("loads more as it scrolls, keeping only the visible rows in the page", async () => {
     const context = await stack.newContext();

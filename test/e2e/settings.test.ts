@@ -1,7 +1,61 @@
 import { readFileSync } from "node:fs";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
 import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+
+/** Relative luminance contrast of two CSS rgb() colours. */
+function contrast(a: string, b: string) {
+  const lum = (c: string) => {
+    const [r, g, bl] = (c.match(/[\d.]+/g) ?? []).slice(0, 3).map((v) => {
+      const x = Number(v) / 255;
+      return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi! + 0.05) / (lo! + 0.05);
+}
+
+/**
+ * The usage chart says what its bars mean: a "credits" axis from 0 up past the highest day,
+ * a date under the first day shown and "today" under the last, all on screen at 4.5:1 or more.
+ */
+async function expectReadableAxes(page: Page) {
+  const chart = page.getByRole("figure");
+  const bars = page.getByRole("list", { name: "Credits used per day" });
+  const highest = Math.max(...(await bars.getByRole("listitem").evaluateAll((items) => items.map((i) => Number(/: (\d+) credits/.exec(i.getAttribute("aria-label") ?? "")?.[1])))));
+  const labels = await chart.evaluate((figure) => {
+    const background = (el: Element | null): string => {
+      for (let e = el; e; e = e.parentElement) {
+        const bg = getComputedStyle(e).backgroundColor;
+        if (bg && !bg.endsWith(", 0)") && bg !== "transparent") return bg;
+      }
+      return "rgb(255, 255, 255)";
+    };
+    const out: Array<{ text: string; color: string; background: string; visible: boolean }> = [];
+    const walker = document.createTreeWalker(figure, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement!;
+      const r = el.getBoundingClientRect();
+      if (!n.textContent!.trim() || r.width <= 1) continue;
+      out.push({ text: n.textContent!.trim(), color: getComputedStyle(el).color, background: background(el), visible: r.left >= 0 && r.right <= innerWidth });
+    }
+    return out;
+  });
+  const texts = labels.map((l) => l.text);
+  expect(texts).toContain("credits");
+  expect(texts).toContain("0");
+  const values = texts.filter((t) => /^\d+$/.test(t)).map(Number);
+  expect(values.length).toBeGreaterThanOrEqual(2);
+  expect(Math.max(...values)).toBeGreaterThanOrEqual(highest);
+  expect(texts).toContain("today");
+  expect(texts.some((t) => /^[A-Z][a-z]{2} \d{1,2}$/.test(t))).toBe(true); // a date such as "Nov 2"
+  for (const l of labels) {
+    expect(l.visible, l.text).toBe(true);
+    expect(contrast(l.color, l.background), l.text).toBeGreaterThanOrEqual(4.5);
+  }
+}
 
 describe.skipIf(!hasChromium)("settings", () => {
   let stack: Stack;
@@ -106,10 +160,25 @@ describe.skipIf(!hasChromium)("settings", () => {
     expect(await chart.getByRole("listitem").count()).toBe(30);
     expect(await chart.getByRole("listitem", { name: /: 0 credits$/ }).count()).toBe(29);
     await page.getByText("3 credits in total.").waitFor();
+    await expectReadableAxes(page);
     const history = page.getByRole("table").filter({ hasText: "Model" });
     await eventually("three messages listed", async () => (await history.getByRole("row").count()) === 4);
     await context.close();
   });
+
+  for (const theme of ["light", "dark"] as const) {
+    it(`labels the chart's value axis and days, readable in ${theme}`, async () => {
+      const context = await stack.newContext({ colorScheme: theme, width: 375, height: 740 });
+      const page = await context.newPage();
+      await logInLocally(page, `olga-${theme}`);
+      for (const text of ["one", "two", "three", "four", "five"]) await sendAndWait(page, text);
+      await page.goto("/settings/usage");
+      const today = new Date().toISOString().slice(0, 10);
+      await page.getByRole("list", { name: "Credits used per day" }).getByRole("listitem", { name: `${today}: 5 credits` }).waitFor();
+      await expectReadableAxes(page);
+      await context.close();
+    });
+  }
 
   it("saves the name, and shows the microphone only while voice input is on", async () => {
     const context = await stack.newContext();

@@ -1,6 +1,6 @@
+import { chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hasChromium } from "./support/chromium";
-import type { Page } from "playwright-core";
+import { chromiumPath, hasChromium } from "./support/chromium";
 import { logInLocally, startStack, type Stack } from "./support/stack";
 
 /** Voice input is a profile preference, on for a new user; this makes sure of it. */
@@ -74,4 +74,30 @@ describe.skipIf(!hasChromium)("voice input without a provider", () => {
     await page.getByRole("button", { name: "Dictate a message" }).waitFor();
     await context.close();
   });
+});
+
+describe.skipIf(!hasChromium)("voice input when the browser refuses the microphone", () => {
+  for (const transcription of [true, false]) {
+    it(`says how to allow the microphone for this site (${transcription ? "server transcription" : "the browser's own recognition"})`, async () => {
+      const stack = await startStack({ transcription });
+      // A Chromium that asks nobody (no fake permission prompt) and was granted nothing: it refuses.
+      const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox", "--use-fake-device-for-media-stream"] });
+      try {
+        const context = await browser.newContext({ baseURL: stack.url });
+        await context.route(/^https?:\/\/(?!127\.0\.0\.1|localhost)/, (route) => route.abort());
+        const page = await context.newPage();
+        await logInLocally(page, transcription ? "xena" : "yuri");
+        await voiceOn(page);
+        await page.getByRole("button", { name: "Dictate a message" }).click();
+        const alert = page.getByRole("alert").filter({ hasText: /microphone/i });
+        await alert.waitFor();
+        const text = (await alert.textContent()) ?? "";
+        expect(text).toMatch(/address bar.*Microphone to Allow/);
+        expect(text).not.toMatch(/not-allowed|NotAllowedError/);
+      } finally {
+        await browser.close();
+        await stack.close();
+      }
+    });
+  }
 });

@@ -9,6 +9,7 @@ import { DisplayName } from "../../platform/http/display-name";
 import { serviceId } from "../../platform/http/service-id";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { SignInMethodSchema, signInMethodJson } from "../../platform/http/sign-in-method";
+import { CONTROL_CHARS } from "../../platform/http/text";
 
 const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
 const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-Hant-TW";
@@ -16,7 +17,7 @@ const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-
 const ProfileName = DisplayName.openapi({ example: "Ada" });
 
 // http(s), a host, no credentials (no `@` before the path), no spaces or control characters.
-const AVATAR_PATTERN = "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\p{Cc}/?#@\\\\]+(?:[/?#][^\\s\\p{Cc}]*)?$";
+const AVATAR_PATTERN = `^[Hh][Tt][Tt][Pp][Ss]?://[^\\s${CONTROL_CHARS}/?#@\\\\]+(?:[/?#][^\\s${CONTROL_CHARS}]*)?$`;
 
 const AvatarUrl = z
   .string({ error: AVATAR_MESSAGE })

@@ -10,6 +10,8 @@ import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
 import { replyWith } from "./exchange-wire";
 import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages } from "./openai-wire";
+import { jsonData, registerEventSchema, schemaRef, sseEvent } from "../../platform/http/event-stream";
+import { ChatCompletionChunkSchema } from "./openai-wire";
 
 // ---------------------------------------------------------------------------------------
 // The OpenAI-compatible surface (/v1): its routes and OpenAI's error shape, over the chat
@@ -149,6 +151,21 @@ const getModel = authenticatedRoute({
 
 // --- chat completions --------------------------------------------------------------------
 
+// The streamed completion's events (see event-stream.ts), as OpenAI's SDKs read them: no
+// `event` field; `data` is a chunk, an OpenAI error body (a failure after the start), or
+// `[DONE]`, which ends the stream.
+const ChatCompletionStreamEvent = sseEvent(
+  undefined,
+  {
+    oneOf: [
+      { ...jsonData({ oneOf: [schemaRef("ChatCompletionChunk"), schemaRef("OpenAiError")] }), not: { const: "[DONE]" } },
+      { type: "string", const: "[DONE]", description: "The end of the stream" },
+    ],
+  },
+  "One event of a streamed completion (`stream: true`): a `chat.completion.chunk`, an OpenAI error body if the " +
+    "exchange fails after the stream began (nothing is charged), or `[DONE]`",
+);
+
 const completionsRoute = authenticatedRoute({
   method: "post",
   path: "/chat/completions",
@@ -167,13 +184,7 @@ const completionsRoute = authenticatedRoute({
       headers: CreditReplyHeaders,
       content: {
         "application/json": { schema: ChatCompletionSchema },
-        "text/event-stream": {
-          schema: z.string().openapi({
-            format: "event-stream",
-            description: "Server-sent events: `chat.completion.chunk` objects as `data:`, ending with `data: [DONE]`; a failure after the start is a `data:` event carrying an OpenAI error body",
-            example: 'data: {"object":"chat.completion.chunk","choices":[{"delta":{"content":"Water"}}]}\n\ndata: [DONE]\n\n',
-          }),
-        },
+        "text/event-stream": { schema: schemaRef("ChatCompletionStreamEvent") },
       },
     },
     ...openAiErrorResponses(400, 401, 402, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504),
@@ -188,7 +199,11 @@ const unknownPath = (c: Context<AppEnv>): never => {
   );
 };
 
-export const openAiRoutes = createOpenAiRouter()
+const openAiRouter = createOpenAiRouter();
+openAiRouter.openAPIRegistry.register("ChatCompletionChunk", ChatCompletionChunkSchema);
+registerEventSchema(openAiRouter, "ChatCompletionStreamEvent", ChatCompletionStreamEvent);
+
+export const openAiRoutes = openAiRouter
   .openapi(listModels, (c) => c.json({ object: "list" as const, data: availableModels(c.get("deps").models).map(toOpenAiModel) }, 200))
   .openapi(getModel, (c) => {
     const { model: id } = c.req.valid("param");

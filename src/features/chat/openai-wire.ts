@@ -180,6 +180,27 @@ export const ChatCompletionSchema = z
   })
   .openapi("ChatCompletion");
 
+/** One `chat.completion.chunk` of a stream, as completionChunks writes it (for the document). */
+export const ChatCompletionChunkSchema = z
+  .object({
+    id: z.string().openapi({ example: "chatcmpl-3q9v…" }),
+    object: z.literal("chat.completion.chunk"),
+    created: z.number().int(),
+    model: z.string().openapi({ example: "svc-70b" }),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        delta: z.object({ role: z.literal("assistant").optional(), content: z.string().optional() }),
+        logprobs: z.null(),
+        finish_reason: z.enum(["stop", "length", "content_filter"]).nullable(),
+      }),
+    ),
+    usage: UsageSchema.nullable().optional().openapi({
+      description: "With `stream_options.include_usage`: null in every chunk but the last, which has no choices",
+    }),
+  })
+  .openapi("ChatCompletionChunk");
+
 /** A completion as OpenAI's `chat.completion`, plus the context it was stored in (an extension). */
 export function completionBody(c: Completion): ChatCompletion & { context_id?: string } {
   return {

@@ -7,6 +7,7 @@ import { CreditsSchema } from "../account/credits-routes";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
 import { replyWith, type WireFormat } from "./exchange-wire";
+import { jsonData, registerEventSchema, schemaRef, sseEvent } from "../../platform/http/event-stream";
 
 const MAX_MESSAGE_CHARS = 32_000;
 
@@ -50,6 +51,20 @@ const ChatReplySchema = z
   })
   .openapi("ChatReply");
 
+// The streamed reply's events (see event-stream.ts): pieces of the reply, then its end or a failure.
+const ChatStreamDeltaSchema = z.object({ delta: z.string().openapi({ example: "Water it" }) }).openapi("ChatStreamDelta");
+const ChatStreamDoneSchema = z
+  .object({ model: ChatReplySchema.shape.model, contextId: ChatReplySchema.shape.contextId, credits: CreditsSchema })
+  .openapi("ChatStreamDone");
+const ChatStreamEvent = {
+  description: "One event of a streamed reply (`stream: true`)",
+  oneOf: [
+    sseEvent(undefined, jsonData(schemaRef("ChatStreamDelta")), "A piece of the reply, in order: `data: {\"delta\":\"…\"}`"),
+    sseEvent("done", jsonData(schemaRef("ChatStreamDone")), "The last event: the reply without `response` (its model, context and credits)"),
+    sseEvent("error", jsonData(schemaRef("Error")), "The last event of a stream that failed after it began: an Error body; nothing is charged"),
+  ],
+};
+
 const send = authenticatedRoute({
   method: "post",
   path: "/chat/send",
@@ -69,13 +84,7 @@ const send = authenticatedRoute({
       headers: CreditReplyHeaders,
       content: {
         "application/json": { schema: ChatReplySchema },
-        "text/event-stream": {
-          schema: z.string().openapi({
-            format: "event-stream",
-            description: "Server-sent events: `data: {\"delta\":\"…\"}` pieces, then `event: done` with the reply without `response`, or `event: error` with an Error body",
-            example: 'data: {"delta":"Water it"}\n\nevent: done\ndata: {...}\n\n',
-          }),
-        },
+        "text/event-stream": { schema: schemaRef("ChatStreamEvent") },
       },
     },
     ...errorResponses(400, 401, 402, 404, 409, 413, 415, 422, 502, 503, 504),
@@ -93,7 +102,12 @@ const chatWire: WireFormat<ChatReply> = {
   error: errorEvent,
 };
 
-export const chatRoutes = createRouter().openapi(send, async (c) => {
+const chatRouter = createRouter();
+chatRouter.openAPIRegistry.register("ChatStreamDelta", ChatStreamDeltaSchema);
+chatRouter.openAPIRegistry.register("ChatStreamDone", ChatStreamDoneSchema);
+registerEventSchema(chatRouter, "ChatStreamEvent", ChatStreamEvent);
+
+export const chatRoutes = chatRouter.openapi(send, async (c) => {
   const { message, model, contextId, stream } = c.req.valid("json");
   const turn = await sendChat(c.get("deps"), {
     principal: c.get("principal"),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { CONTROL_CHARS } from "./text";
 
 const MESSAGE = "must be 1..100 characters, without control characters";
 
@@ -14,4 +15,4 @@ export const DisplayName = z
     const length = Array.from(v).length;
     return length >= 1 && length <= 100 && !/\p{Cc}/u.test(v);
   }, MESSAGE)
-  .openapi({ minLength: 1, maxLength: 100, pattern: "^[^\\p{Cc}]*[^\\p{Cc}\\s][^\\p{Cc}]*$" });
+  .openapi({ minLength: 1, maxLength: 100, pattern: `^[^${CONTROL_CHARS}]*[^${CONTROL_CHARS}\\s][^${CONTROL_CHARS}]*$` });

@@ -7,7 +7,8 @@ const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|login|auth\/c
 
 /**
  * The headers of every HTML page the service serves: no inline script, nothing from a
- * third-party origin except the identity provider the browser logs in at.
+ * third-party origin except the identity provider the browser logs in at and the avatar
+ * hosts (AVATAR_HOSTS). Images from anywhere else are not loaded, whatever a reply says.
  */
 export function htmlSecurityHeaders(config: Config): Record<string, string> {
   const issuer = config.AUTH_OIDC_ISSUER ? ` ${new URL(config.AUTH_OIDC_ISSUER).origin}` : "";
@@ -16,7 +17,7 @@ export function htmlSecurityHeaders(config: Config): Record<string, string> {
       "default-src 'self'",
       "script-src 'self'",
       "style-src 'self'",
-      "img-src 'self' data: blob: https:",
+      `img-src 'self' data: blob:${config.AVATAR_HOSTS.map((host) => ` ${host}`).join("")}`,
       "media-src 'self' blob:",
       `connect-src 'self'${issuer}`,
       `form-action 'self'${issuer}`,

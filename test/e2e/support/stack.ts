@@ -8,6 +8,12 @@ import { startServerProcess, type ServerProcess } from "../../support/server-pro
 import { chromiumPath } from "./chromium";
 import type { OidcProvider } from "./oidc-provider";
 
+/** The avatar host the stack allows (AVATAR_HOSTS), as the OpenID provider's pictures name it. */
+export const AVATAR_HOST = "avatars.example.test";
+const AVATAR_PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGPgrU0GIgYIBQAYogO1l9eaDgAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 let wav: string | undefined;
 /** A spoken sentence for Chromium's fake microphone, made with espeak-ng. */
@@ -40,7 +46,13 @@ export interface Stack {
  * (chat and transcription), optionally a real OpenID provider, and headless Chromium.
  */
 export async function startStack(
-  options: { dailyCredits?: number; oidc?: boolean; transcription?: boolean; env?: Record<string, string> } = {},
+  options: {
+    dailyCredits?: number;
+    oidc?: boolean;
+    transcription?: boolean;
+    /** More variables for the server; a function gets the upstream (to point providers at it). */
+    env?: Record<string, string> | ((upstream: FakeUpstream) => Record<string, string>);
+  } = {},
 ): Promise<Stack> {
   const upstream = await startFakeUpstream();
   // Imported only when wanted: the package warns about the Node version as it loads.
@@ -51,7 +63,9 @@ export async function startStack(
     DAILY_CREDITS: String(options.dailyCredits ?? 500),
     RATE_LIMIT_PER_MINUTE: "0",
     ...(oidc ? { AUTH_OIDC_ISSUER: oidc.issuer, AUTH_OIDC_CLIENT_ID: oidc.clientId, AUTH_OIDC_AUDIENCE: oidc.audience } : {}),
-    ...options.env,
+    // The provider's pictures (its `picture` claims) come from this host, answered below.
+    AVATAR_HOSTS: `https://${AVATAR_HOST}`,
+    ...(typeof options.env === "function" ? options.env(upstream) : options.env),
   });
   oidc?.configure(server.url);
   const audio = speechWav();
@@ -75,6 +89,8 @@ export async function startStack(
       const context = await browser.newContext({ baseURL: server.url, viewport: { width, height }, colorScheme });
       // Nothing leaves the machine (the provider's login page asks for a web font).
       await context.route(/^https?:\/\/(?!127\.0\.0\.1|localhost)/, (route) => route.abort());
+      // Stands in for an identity provider's picture host: a 2x2 PNG for any path.
+      await context.route(`https://${AVATAR_HOST}/**`, (route) => route.fulfill({ contentType: "image/png", body: AVATAR_PNG }));
       await context.grantPermissions(["microphone", "clipboard-read", "clipboard-write"], { origin: server.url });
       return context;
     },

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, authHeaders, noticeResponse } from "../api/client";
 import { useClientConfig } from "../api/client-config";
 import { Icon } from "../ui/icons";
+import { microphoneErrorMessage, recognitionErrorMessage } from "./voice-errors";
 
 interface SpeechRecognitionLike {
   lang: string;
@@ -51,8 +52,8 @@ export function VoiceButton(props: { language: string; onTranscript: (text: stri
     let stream: MediaStream;
     try {
       stream = await navigator.mediaDevices.getUserMedia({ audio: true });
-    } catch {
-      props.onError("The microphone is not available: allow it in the browser to dictate.");
+    } catch (err) {
+      props.onError(microphoneErrorMessage(err));
       return;
     }
     const recorder = new MediaRecorder(stream);
@@ -91,7 +92,10 @@ export function VoiceButton(props: { language: string; onTranscript: (text: stri
         .trim();
       if (text) props.onTranscript(text);
     };
-    recognition.onerror = (e) => props.onError(`Speech recognition failed: ${e.error}`);
+    recognition.onerror = (e) => {
+      const message = recognitionErrorMessage(e.error);
+      if (message) props.onError(message);
+    };
     recognition.onend = () => setState("idle");
     stopRef.current = () => recognition.stop();
     recognition.start();

@@ -3,7 +3,6 @@ import { useLocation, useSearch } from "wouter-preact";
 import { api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
 import { saveSession } from "../auth/session";
-import { startOidcLogin } from "./oidc";
 
 function nextPath(search: string) {
   const next = new URLSearchParams(search).get("next");
@@ -43,6 +42,8 @@ export function LoginScreen() {
     setBusy(true);
     setError(null);
     try {
+      // oauth4webapi only for the click that needs it: a local login never loads it.
+      const { startOidcLogin } = await import("./oidc");
       await startOidcLogin(config.data.auth, next);
     } catch (err) {
       setError(`The identity provider could not be reached: ${err instanceof Error ? err.message : String(err)}`);

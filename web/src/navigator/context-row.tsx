@@ -1,7 +1,9 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useRef, useState } from "preact/hooks";
 import { Link } from "wouter-preact";
 import type { Context } from "../api/client";
 import { Icon } from "../ui/icons";
+import { Menu } from "../ui/menu";
+import { plainText } from "../ui/plain-text";
 
 export type RowAction = "rename" | "move" | "share" | "delete";
 
@@ -14,78 +16,64 @@ export function ContextRow(props: {
   onRename: (name: string | null) => void;
 }) {
   const { context } = props;
-  const [menu, setMenu] = useState<{ top: number; left: number } | null>(null);
+  // A name made from a first message may carry its Markdown (`# Title`): it reads as text.
+  const name = plainText(context.name) || context.name;
+  const [open, setOpen] = useState(false);
   const button = useRef<HTMLButtonElement>(null);
-  const firstItem = useRef<HTMLButtonElement>(null);
-
-  useEffect(() => {
-    if (!menu) return;
-    firstItem.current?.focus();
-    const close = (e: Event) => {
-      if (e instanceof KeyboardEvent && e.key !== "Escape") return;
-      if (e instanceof MouseEvent && (e.target as Element).closest?.(".menu")) return;
-      setMenu(null);
-      if (e instanceof KeyboardEvent) button.current?.focus();
-    };
-    document.addEventListener("keydown", close);
-    document.addEventListener("mousedown", close);
-    return () => {
-      document.removeEventListener("keydown", close);
-      document.removeEventListener("mousedown", close);
-    };
-  }, [!!menu]);
+  const close = useCallback((refocus: boolean) => {
+    setOpen(false);
+    if (refocus) button.current?.focus();
+  }, []);
 
   if (props.renaming) {
+    const renamed = (value: string) => (value.trim() && value.trim() !== name ? value.trim() : null);
     return (
       <form
         class="row renaming"
         onSubmit={(e) => {
           e.preventDefault();
           const value = new FormData(e.currentTarget).get("name");
-          props.onRename(typeof value === "string" && value.trim() ? value.trim() : null);
+          props.onRename(typeof value === "string" ? renamed(value) : null);
         }}
       >
         <input
           name="name"
           aria-label="New name"
-          defaultValue={context.name}
+          defaultValue={name}
           maxLength={200}
           ref={(el) => {
             if (el && document.activeElement !== el) (el.focus(), el.select());
           }}
           onKeyDown={(e) => e.key === "Escape" && props.onRename(null)}
-          onBlur={(e) => props.onRename(e.currentTarget.value.trim() && e.currentTarget.value.trim() !== context.name ? e.currentTarget.value.trim() : null)}
+          onBlur={(e) => props.onRename(renamed(e.currentTarget.value))}
         />
       </form>
     );
   }
 
   const choose = (action: RowAction) => {
-    setMenu(null);
+    setOpen(false);
     props.onAction(action);
   };
   return (
     <div class={`row${props.active ? " active" : ""}`}>
-      <Link href={`/c/${context.id}`} class="row-link" aria-current={props.active ? "page" : undefined} title={context.name}>
-        {context.name}
+      <Link href={`/c/${context.id}`} class="row-link" aria-current={props.active ? "page" : undefined} title={name}>
+        {name}
       </Link>
       <button
         ref={button}
         type="button"
         class="row-more"
-        aria-label={`Options for ${context.name}`}
+        aria-label={`Options for ${name}`}
         aria-haspopup="menu"
-        aria-expanded={!!menu}
-        onClick={() => {
-          const r = button.current!.getBoundingClientRect();
-          setMenu(menu ? null : { top: r.bottom + 4, left: Math.min(r.left, window.innerWidth - 190) });
-        }}
+        aria-expanded={open}
+        onClick={() => setOpen((o) => !o)}
       >
         <Icon name="more" />
       </button>
-      {menu && (
-        <div class="menu" role="menu" aria-label={`Options for ${context.name}`} style={{ top: `${menu.top}px`, left: `${menu.left}px` }}>
-          <button ref={firstItem} role="menuitem" type="button" onClick={() => choose("rename")}>
+      {open && button.current && (
+        <Menu anchor={button.current} label={`Options for ${name}`} onClose={close}>
+          <button role="menuitem" type="button" onClick={() => choose("rename")}>
             Rename
           </button>
           <button role="menuitem" type="button" onClick={() => choose("move")}>
@@ -97,7 +85,7 @@ export function ContextRow(props: {
           <button role="menuitem" type="button" class="danger" onClick={() => choose("delete")}>
             Delete
           </button>
-        </div>
+        </Menu>
       )}
     </div>
   );

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import type { Context } from "../api/client";
 import { Dialog } from "../ui/dialog";
+import { plainText } from "../ui/plain-text";
 import { useContextActions, useGroups } from "./queries";
 
 /** Move a conversation into a group (a new one if need be), or out of any group. */
@@ -20,7 +21,7 @@ export function MoveDialog({ context, onClose }: { context: Context; onClose: ()
   }
 
   return (
-    <Dialog title={`Move “${context.name}”`} open onClose={onClose}>
+    <Dialog title={`Move “${plainText(context.name)}”`} open onClose={onClose}>
       <form class="stack" onSubmit={(e) => void move(e).catch(() => {})}>
         <fieldset class="choices">
           <legend class="visually-hidden">Group</legend>

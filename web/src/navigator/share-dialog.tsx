@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { ApiError, api, must, type Context } from "../api/client";
 import { Dialog } from "../ui/dialog";
 import { formatDateTime } from "../ui/time";
+import { plainText } from "../ui/plain-text";
 
 const EXPIRY = [
   { label: "Never", seconds: 0 },
@@ -44,7 +45,7 @@ export function ShareDialog({ context, onClose }: { context: Context; onClose: (
   const error = create.error ?? revoke.error;
 
   return (
-    <Dialog title={`Share “${context.name}”`} open onClose={onClose}>
+    <Dialog title={`Share “${plainText(context.name)}”`} open onClose={onClose}>
       <p class="dialog-text muted">
         Anyone with the link can read this conversation as it is now, without logging in. Later messages are not shared
         until you update the link.

@@ -4,9 +4,11 @@ import { Link, useLocation, useRoute } from "wouter-preact";
 import type { Context, Group } from "../api/client";
 import { logOut } from "../auth/session";
 import { useProfile } from "../settings/profile-query";
+import { Avatar } from "../ui/avatar";
 import { ConfirmDialog } from "../ui/dialog";
 import { Icon } from "../ui/icons";
 import { Snippet } from "../ui/markdown";
+import { plainText } from "../ui/plain-text";
 import { ContextRow, type RowAction } from "./context-row";
 import { MoveDialog } from "./move-dialog";
 import { useContextActions, useContextPages, useGroups, useSearch } from "./queries";
@@ -97,7 +99,7 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
             {hits.map((hit) => (
               <li key={`${hit.contextId}-${hit.messageId}`}>
                 <Link href={`/c/${hit.contextId}${hit.messageId ? `?m=${hit.messageId}` : ""}`} class="result">
-                  <span class="result-name">{hit.contextName}</span>
+                  <span class="result-name">{plainText(hit.contextName)}</span>
                   <span class="result-snippet">
                     <Snippet text={hit.snippet} words={q.split(/\s+/)} />
                   </span>
@@ -112,13 +114,7 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
 
       <div class="sidebar-bottom">
         <Link href="/settings" class="user">
-          {profile.data?.avatarUrl ? (
-            <img class="avatar" src={profile.data.avatarUrl} alt="" width="28" height="28" />
-          ) : (
-            <span class="avatar initials" aria-hidden="true">
-              {(profile.data?.name ?? "?").slice(0, 1).toUpperCase()}
-            </span>
-          )}
+          <Avatar url={profile.data?.avatarUrl} name={profile.data?.name ?? "?"} />
           <span class="user-name">{profile.data?.name ?? "…"}</span>
           <span class="visually-hidden">: settings</span>
         </Link>
@@ -149,7 +145,7 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
           actions.remove.mutate(context.id, { onSuccess: () => context.id === activeId && navigate("/") });
         }}
       >
-        “{dialog?.context.name}” and its messages will be deleted for good, and its share link stops working.
+        “{plainText(dialog?.context.name ?? "")}” and its messages will be deleted for good, and its share link stops working.
       </ConfirmDialog>
     </nav>
   );

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Preferences } from "../api/client";
 import { useModels } from "../chat/model-picker";
+import { Avatar } from "../ui/avatar";
 import { useProfile, useUpdateProfile } from "./profile-query";
 
 const LANGUAGES = [
@@ -59,13 +60,7 @@ export function ProfileSection() {
       >
         <h2 id="profile-heading">Profile</h2>
         <div class="profile-row">
-          {avatarUrl ? (
-            <img class="avatar large" src={avatarUrl} alt="Your avatar" width="56" height="56" />
-          ) : (
-            <span class="avatar large initials" aria-hidden="true">
-              {name.slice(0, 1).toUpperCase() || "?"}
-            </span>
-          )}
+          <Avatar url={avatarUrl} name={name} alt="Your avatar" large />
           <div class="stack grow">
             <label class="field">
               <span>Name</span>
@@ -73,8 +68,18 @@ export function ProfileSection() {
             </label>
             <label class="field">
               <span>Avatar image URL</span>
-              <input type="url" placeholder="https://…" value={avatarUrl} onInput={(e) => setAvatarUrl(e.currentTarget.value)} />
+              <input
+                type="url"
+                placeholder="https://…"
+                value={avatarUrl}
+                aria-describedby="avatar-hint"
+                onInput={(e) => setAvatarUrl(e.currentTarget.value)}
+              />
             </label>
+            <p class="muted small" id="avatar-hint">
+              Pictures load only from the hosts this server allows (your sign-in provider's, for instance); from anywhere else,
+              your initial shows instead.
+            </p>
           </div>
         </div>
         <div class="row-actions">

@@ -16,7 +16,6 @@ export function UsageSection() {
     getNextPageParam: (page) => page.nextCursor ?? null,
   });
   const days = [...(usage.data?.days ?? [])].reverse();
-  const max = Math.max(1, ...days.map((d) => d.used));
   const total = days.reduce((sum, d) => sum + d.used, 0);
   const rows = history.data?.pages.flatMap((p) => p.items) ?? [];
 
@@ -44,26 +43,7 @@ export function UsageSection() {
       <section class="card" aria-labelledby="daily">
         <h2 id="daily">Last 30 days</h2>
         <p class="muted">{total} credits in total.</p>
-        <figure class="chart" aria-labelledby="daily">
-          <svg viewBox={`0 0 ${days.length * 20} 120`} preserveAspectRatio="none" role="list" aria-label="Credits used per day">
-            {days.map((d, i) => {
-              const h = (d.used / max) * 110;
-              return (
-                <g key={d.day} role="listitem" aria-label={`${d.day}: ${d.used} credits`}>
-                  <title>{`${formatDay(d.day)}: ${d.used} credits`}</title>
-                  <rect class="bar-bg" x={i * 20 + 3} y={0} width={14} height={120} />
-                  <rect class="bar" x={i * 20 + 3} y={120 - Math.max(h, d.used ? 2 : 0)} width={14} height={Math.max(h, d.used ? 2 : 0)} rx={2} />
-                </g>
-              );
-            })}
-          </svg>
-          {days.length > 0 && (
-            <figcaption class="chart-axis">
-              <span>{formatDay(days[0]!.day)}</span>
-              <span>{formatDay(days[days.length - 1]!.day)}</span>
-            </figcaption>
-          )}
-        </figure>
+        {days.length > 0 && <DailyChart days={days} />}
       </section>
 
       <section class="card" aria-labelledby="history">
@@ -100,5 +80,63 @@ export function UsageSection() {
         )}
       </section>
     </div>
+  );
+}
+
+/** 0 and three or four round steps up to at least `max`: 0, 25, 50, 75, 100. */
+export function axisTicks(max: number): number[] {
+  const rough = Math.max(1, max) / 4;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = Math.max(1, [1, 2, 2.5, 5, 10].map((f) => f * power).find((s) => s >= rough) ?? 10 * power);
+  const top = Math.max(step, Math.ceil(max / step) * step);
+  return Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
+}
+
+/**
+ * Credits per day, oldest to today: a value axis in credits with its grid lines, a bar per
+ * day (its exact count in its name and tooltip) and a date under every seventh day, today's
+ * included. Laid out in HTML, so the text keeps its size at any width.
+ */
+function DailyChart({ days }: { days: Array<{ day: string; used: number }> }) {
+  const ticks = axisTicks(Math.max(...days.map((d) => d.used)));
+  const top = ticks[ticks.length - 1]!;
+  const at = (value: number) => `${(100 * value) / top}%`;
+  const labelled = (i: number) => (days.length - 1 - i) % 7 === 0;
+  const columns = { gridTemplateColumns: `repeat(${days.length}, minmax(0, 1fr))` };
+  return (
+    <figure class="chart">
+      <div class="chart-area">
+        <span class="chart-unit" aria-hidden="true">
+          credits
+        </span>
+        <div class="chart-y" aria-hidden="true">
+          {ticks.map((t) => (
+            <span key={t} style={{ bottom: at(t) }}>
+              {t}
+            </span>
+          ))}
+        </div>
+        <div class="chart-plot">
+          {ticks.map((t) => (
+            <span key={t} class="chart-grid" style={{ bottom: at(t) }} aria-hidden="true" />
+          ))}
+          <div class="chart-bars" role="list" aria-label="Credits used per day" style={columns}>
+            {days.map((d) => (
+              <div key={d.day} class="chart-day" role="listitem" aria-label={`${d.day}: ${d.used} credits`} title={`${formatDay(d.day)}: ${d.used} credits`}>
+                <span class="bar" style={{ height: d.used ? `max(2px, ${at(d.used)})` : "0" }} />
+              </div>
+            ))}
+          </div>
+        </div>
+        <div class="chart-x" aria-hidden="true" style={columns}>
+          {days.map((d, i) => (
+            <span key={d.day} class={i === days.length - 1 ? "last" : ""}>
+              {labelled(i) ? (i === days.length - 1 ? "today" : formatDay(d.day)) : ""}
+            </span>
+          ))}
+        </div>
+      </div>
+      <figcaption class="visually-hidden">Credits used on each of the last {days.length} days, today last.</figcaption>
+    </figure>
   );
 }

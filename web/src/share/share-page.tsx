@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
 import { Markdown } from "../ui/markdown";
+import { plainText } from "../ui/plain-text";
 import { formatDateTime } from "../ui/time";
 
 /** /s/:token: a shared conversation, readable by anyone, no login. */
@@ -30,7 +31,7 @@ export function SharePage({ token }: { token: string }) {
   return (
     <main class="share-page">
       <header class="share-header">
-        <h1>{data.name}</h1>
+        <h1>{plainText(data.name)}</h1>
         <p class="muted">
           Shared {formatDateTime(data.sharedAt)}
           {data.expiresAt ? ` · link expires ${formatDateTime(data.expiresAt)}` : ""}

@@ -1,6 +1,7 @@
-import DOMPurify from "dompurify";
-import { marked } from "marked";
-import { useMemo } from "preact/hooks";
+import DOMPurify, { type Config } from "dompurify";
+import { Marked, type TokenizerAndRendererExtension, type Tokens } from "marked";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { plainText } from "./plain-text";
 
 // Every link a model writes opens in a new tab without handing over this page; DOMPurify
 // has already removed scripts, event handlers and javascript: URLs by the time this runs.
@@ -11,22 +12,179 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
 });
 
-/** Markdown (a model's reply, a shared snapshot) as sanitised HTML. */
-export function renderMarkdown(text: string): string {
-  const html = marked.parse(text, { async: false, gfm: true, breaks: true });
-  const safe = DOMPurify.sanitize(html, { FORBID_TAGS: ["style", "form", "input", "button", "iframe"], FORBID_ATTR: ["style"] });
-  // Code blocks get a header with their language and a copy button: markup of ours, added
-  // after sanitising (the language is escaped by its own pattern: letters, digits, + - #).
-  return safe
-    .replace(/<pre><code(?: class="language-([\w+#-]+)")?>/g, (_m, lang?: string) =>
-      `<div class="code-block"><div class="code-head"><span>${lang ?? "code"}</span>` +
-      `<button type="button" class="code-copy" aria-label="Copy code">Copy</button></div><pre><code${lang ? ` class="language-${lang}"` : ""}>`,
-    )
-    .replace(/<\/code><\/pre>/g, "</code></pre></div>");
+// Highlighting and math are loaded the first time a reply needs them (dynamic imports, each
+// its own file in the build), so the chat's first load carries neither.
+interface Extras {
+  highlightCode?: (code: string, language: string | undefined) => string | null;
+  renderMath?: (tex: string, display: boolean) => string;
+}
+type Extra = "code" | "math";
+const extras: Extras = {};
+const loading: Partial<Record<Extra, Promise<void>>> = {};
+const listeners = new Set<() => void>();
+
+function load(extra: Extra) {
+  loading[extra] ??= (
+    extra === "code"
+      ? import("./code-highlight").then((m) => void (extras.highlightCode = m.highlightCode))
+      : import("./math").then((m) => void (extras.renderMath = m.renderMath))
+  ).then(
+    () => listeners.forEach((listener) => listener()),
+    // Offline or a new deployment: replies stay readable, plain; the next reply tries again.
+    () => void delete loading[extra],
+  );
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+/**
+ * Math in the delimiters models use: `$…$` and `\(…\)` inline, `$$…$$` and `\[…\]` as a
+ * block. An inline `$` must hug its formula and not be followed by a digit, so prices
+ * ("$5 and $10") stay text.
+ */
+const INLINE_MATH = [/^\$\$(?!\s)([^$]+?)\$\$/, /^\$(?![\s$])((?:\\.|[^\\$\n])+?)(?<![\s\\])\$(?!\d)/, /^\\\(([\s\S]+?)\\\)/];
+const BLOCK_MATH = [/^ {0,3}\$\$([\s\S]+?)\$\$[ \t]*(?:\n+|$)/, /^ {0,3}\\\[([\s\S]+?)\\\][ \t]*(?:\n+|$)/];
+
+/** What the text being rendered still needs loaded; rendering is synchronous, one text at a time. */
+let needs = new Set<Extra>();
+
+function mathExtension(level: "inline" | "block", patterns: RegExp[]): TokenizerAndRendererExtension {
+  return {
+    name: `${level}Math`,
+    level,
+    start: (src: string) => {
+      const at = src.search(level === "inline" ? /\$|\\\(/ : /^ {0,3}(?:\$\$|\\\[)/m);
+      return at < 0 ? undefined : at;
+    },
+    tokenizer(src: string) {
+      for (const pattern of patterns) {
+        const match = pattern.exec(src);
+        if (match) return { type: `${level}Math`, raw: match[0], text: match[1]!.trim(), display: level === "block" || match[0].startsWith("$$") };
+      }
+      return undefined;
+    },
+    renderer(token) {
+      const { text, display } = token as unknown as { text: string; display: boolean };
+      if (extras.renderMath) return extras.renderMath(text, display);
+      needs.add("math");
+      // Until KaTeX arrives, the formula's source.
+      return display ? `<pre class="math-pending"><code>${escapeHtml(text)}</code></pre>` : `<code class="math-pending">${escapeHtml(text)}</code>`;
+    },
+  };
+}
+
+const marked = new Marked({
+  gfm: true,
+  breaks: true,
+  extensions: [mathExtension("block", BLOCK_MATH), mathExtension("inline", INLINE_MATH)],
+  renderer: {
+    code({ text, lang }: Tokens.Code) {
+      const language = lang?.match(/^[\w+#-]+/)?.[0]?.toLowerCase();
+      // Like marked's own: the block ends in one newline, which Copy copies too.
+      const code = `${text.replace(/\n$/, "")}\n`;
+      let body: string | null = null;
+      if (extras.highlightCode) body = extras.highlightCode(code, language);
+      else needs.add("code");
+      return `<pre><code${language ? ` class="language-${escapeHtml(language)}"` : ""}>${body ?? escapeHtml(code)}</code></pre>\n`;
+    },
+  },
+});
+
+const SANITIZE: Config & { RETURN_DOM_FRAGMENT: true } = {
+  // HTML and MathML (KaTeX's output); no SVG: its <image>, <feImage> and <use> fetch URLs.
+  USE_PROFILES: { html: true, mathMl: true },
+  FORBID_TAGS: ["style", "form", "input", "button", "iframe", "video", "audio", "source", "track", "picture", "object", "embed", "link", "meta"],
+  // Attributes that make the browser fetch something by itself (or style the page).
+  FORBID_ATTR: ["style", "background", "srcset", "poster", "ping", "lowsrc", "dynsrc"],
+  RETURN_DOM_FRAGMENT: true,
+};
+
+/**
+ * An image in a reply becomes a link naming its host, opened only when the person clicks:
+ * loading it by itself would hand whatever its URL carries (a prompt-injected model can put
+ * the conversation there) to a host nobody chose. Images inside the text (data: URLs) fetch
+ * nothing and stay.
+ */
+function imageAsLink(img: HTMLImageElement) {
+  const src = img.getAttribute("src") ?? "";
+  if (/^data:image\/(?:png|jpe?g|gif|webp);/i.test(src)) return;
+  const doc = img.ownerDocument;
+  const alt = img.getAttribute("alt")?.trim();
+  let url: URL | null = null;
+  try {
+    url = new URL(src, location.href);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) {
+    img.replaceWith(doc.createTextNode(alt ? `[image: ${alt}]` : "[image]"));
+    return;
+  }
+  const link = doc.createElement("a");
+  link.href = url.href;
+  link.target = "_blank";
+  link.rel = "noopener noreferrer";
+  link.className = "image-link";
+  link.title = url.href;
+  link.append(alt ? `Image “${alt}” on ` : "Image on ");
+  const host = doc.createElement("strong");
+  host.textContent = url.host;
+  link.append(host, " ↗");
+  const hint = doc.createElement("span");
+  hint.className = "visually-hidden";
+  hint.textContent = " (opens in a new tab)";
+  link.append(hint);
+  img.replaceWith(link);
+}
+
+/** Code blocks get a header with their language and a copy button (markup of ours, after sanitising). */
+function addCodeHeader(pre: HTMLPreElement) {
+  const code = pre.firstElementChild;
+  if (!code || code.tagName !== "CODE" || pre.classList.contains("math-pending")) return;
+  const doc = pre.ownerDocument;
+  const block = doc.createElement("div");
+  block.className = "code-block";
+  const head = doc.createElement("div");
+  head.className = "code-head";
+  const language = doc.createElement("span");
+  language.textContent = /language-([\w+#-]+)/.exec(code.className)?.[1] ?? "code";
+  const copy = doc.createElement("button");
+  copy.type = "button";
+  copy.className = "code-copy";
+  copy.setAttribute("aria-label", "Copy code");
+  copy.textContent = "Copy";
+  head.append(language, copy);
+  pre.replaceWith(block);
+  block.append(head, pre);
+}
+
+/**
+ * Markdown (a model's reply, a shared snapshot) as sanitised HTML, and what it still needs
+ * loaded to look its best (highlighting, math); rendered again once those arrive.
+ */
+export function renderMarkdown(text: string): { html: string; needs: Extra[] } {
+  needs = new Set<Extra>();
+  const html = marked.parse(text, { async: false });
+  // Sanitised into a document of DOMPurify's own, which loads nothing: the images become
+  // links there, before this HTML reaches the page.
+  const fragment = DOMPurify.sanitize(html, SANITIZE);
+  fragment.querySelectorAll("img").forEach(imageAsLink);
+  fragment.querySelectorAll("pre").forEach(addCodeHeader);
+  const holder = fragment.ownerDocument!.createElement("div");
+  holder.append(fragment);
+  return { html: holder.innerHTML, needs: [...needs].sort() };
 }
 
 export function Markdown({ text }: { text: string }) {
-  const html = useMemo(() => renderMarkdown(text), [text]);
+  const [loaded, setLoaded] = useState(0);
+  useEffect(() => {
+    const listener = () => setLoaded((n) => n + 1);
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  }, []);
+  const { html, needs } = useMemo(() => renderMarkdown(text), [text, loaded]);
+  useEffect(() => needs.forEach(load), [needs.join()]);
   return (
     <div
       class="markdown"
@@ -45,12 +203,13 @@ export function Markdown({ text }: { text: string }) {
 }
 
 /**
- * A search snippet with the searched words highlighted. The server marks hits as **bold**,
- * but a message's own Markdown bold looks the same, so the marks are dropped and the words
- * highlighted again here (as prefixes: the search stems, so "water" also finds "watering").
+ * A search snippet as text, with the searched words highlighted. The server marks hits as
+ * **bold**, but a message's own Markdown bold looks the same, so the marks are dropped with
+ * the rest of the Markdown and the words highlighted again here (as prefixes: the search
+ * stems, so "water" also finds "watering").
  */
 export function Snippet({ text, words }: { text: string; words: string[] }) {
-  const plain = text.replace(/\*\*/g, "");
+  const plain = plainText(text);
   const terms = words.map((w) => w.replace(/[^\p{L}\p{N}]/gu, "")).filter(Boolean);
   if (terms.length === 0) return <span>{plain}</span>;
   const pattern = new RegExp(`(${terms.map((t) => `${t}[\\p{L}\\p{N}]*`).join("|")})`, "giu");

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildWebIfNeeded } from "../web/scripts/build-if-needed";
+import { devStateDir, startDevProcess, wrangler, type DevProcess } from "./support/dev-process";
+
+// The README's way of running the daily job locally, through the real `npm run dev`: the
+// Worker with its [assets] and `run_worker_first`, in workerd, over a local D1 database.
+// `worker.scheduled()` alone (test/worker/chat.test.ts) cannot show that the route reaches it.
+
+const state = devStateDir();
+let dev: DevProcess | undefined;
+
+const d1 = (sql: string) =>
+  JSON.parse(wrangler(state.dir, ["d1", "execute", "DB", "--local", "--persist-to", state.persistTo, "--json", "--command", sql])) as {
+    results: Record<string, unknown>[];
+  }[];
+
+beforeAll(() => buildWebIfNeeded(), 120_000);
+
+afterAll(async () => {
+  await dev?.stop();
+  state.remove();
+});
+
+describe("the cron trigger under npm run dev", () => {
+  it("runs the daily job at GET /__scheduled, over the local D1 database", async () => {
+    // scripts/dev.ts migrates the fresh --persist-to folder: a person logs in and names a context.
+    dev = await startDevProcess(state.dir, state.persistTo);
+    const { token } = (await (
+      await fetch(`${dev.url}/auth/local`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"name":"cron"}' })
+    ).json()) as { token: string };
+    const created = await fetch(`${dev.url}/contexts`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+      body: '{"name":"Repotting the monstera"}',
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+
+    // Its name waits to be indexed for search: on Workers only a search of theirs or the daily job does it.
+    const run = await fetch(`${dev.url}/__scheduled?cron=0+0+*+*+*`);
+    expect(run.status, await run.clone().text()).toBe(200);
+    expect(await run.text()).toBe("Ran scheduled event");
+
+    // The job runs in the event's waitUntil: its closing log line says what it did.
+    const logged = () => /\{"level":"info"[^\n]*"msg":"daily rollover ran"[^\n]*\}/.exec(dev!.output())?.[0];
+    for (let waited = 0; !logged() && waited < 60_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+    expect(logged(), dev.output()).toBeDefined();
+    expect(JSON.parse(logged()!)).toMatchObject({ indexedSearchEntries: 1, day: new Date().toISOString().slice(0, 10) });
+
+    await dev.stop();
+    const [pending, indexed] = d1("select count(*) as n from search_pending; select count(*) as n from search_fts where search_fts match 'monstera'");
+    expect([pending!.results, indexed!.results]).toEqual([[{ n: 0 }], [{ n: 1 }]]);
+  }, 180_000); // wrangler dev starts workerd and applies the migrations first: tens of seconds on a busy machine
+});

@@ -1,0 +1,90 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { lazy, Suspense } from "preact/compat";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { useRoute } from "wouter-preact";
+import { ChatScreen } from "./chat/chat-screen";
+import { CreditCounter } from "./chat/credit-counter";
+import { Sidebar } from "./navigator/sidebar";
+import { Icon } from "./ui/icons";
+import { plainText } from "./ui/plain-text";
+
+// Settings are a page of their own, loaded when opened.
+const SettingsScreen = lazy(() => import("./settings/settings-screen").then((m) => m.SettingsScreen));
+
+/** The open conversation's name (from the cache the chat screen fills), else the app's. */
+function ConversationTitle({ id }: { id: string | undefined }) {
+  const client = useQueryClient();
+  const [, rerender] = useState(0);
+  useEffect(() => client.getQueryCache().subscribe(() => rerender((n) => n + 1)), [client]);
+  const stored = id ? client.getQueryData<{ pages: Array<{ name: string }> }>(["context", id])?.pages[0]?.name : undefined;
+  const name = stored === undefined ? undefined : plainText(stored);
+  useEffect(() => {
+    document.title = name ? `${name} · Assistant Chat` : "Assistant Chat";
+  }, [name]);
+  return <span class="topbar-name">{name ?? "Assistant Chat"}</span>;
+}
+
+/** The signed-in app: the navigator, the top bar, and the chat or settings. */
+export function Shell({ onLogout }: { onLogout: () => void }) {
+  const [drawer, setDrawer] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const closeDrawer = () => {
+    setDrawer(false);
+    toggle.current?.focus();
+  };
+  const [, chat] = useRoute<{ id: string }>("/c/:id");
+  const [isSettings, settings] = useRoute<{ section?: string }>("/settings/:section?");
+  const [isHome] = useRoute("/");
+  // The drawer takes focus when it opens, so keyboard and screen-reader users land in it.
+  useEffect(() => {
+    if (drawer) document.getElementById("drawer-close")?.focus();
+  }, [drawer]);
+  useEffect(() => {
+    const close = (e: KeyboardEvent) => e.key === "Escape" && !document.querySelector("dialog[open]") && setDrawer(false);
+    document.addEventListener("keydown", close);
+    return () => document.removeEventListener("keydown", close);
+  }, []);
+
+  return (
+    <div class={`shell${drawer ? " drawer-open" : ""}`}>
+      <a href="#main" class="skip-link">
+        Skip to content
+      </a>
+      <div class="sidebar-wrap" id="navigator">
+        <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} onLogout={onLogout} />
+      </div>
+      {drawer && <div class="scrim" onClick={closeDrawer} aria-hidden="true" />}
+      <div class="main">
+        <header class="topbar">
+          <button
+            ref={toggle}
+            type="button"
+            class="icon-button drawer-toggle"
+            aria-label="Open conversations"
+            aria-expanded={drawer}
+            aria-controls="navigator"
+            onClick={() => setDrawer(true)}
+          >
+            <Icon name="menu" />
+          </button>
+          <div class="topbar-title">{isSettings ? "Settings" : <ConversationTitle id={chat?.id} />}</div>
+          <CreditCounter />
+        </header>
+        <main id="main" class="content" tabIndex={-1}>
+          {isSettings ? (
+            <Suspense fallback={<p class="muted settings">Loading…</p>}>
+              <SettingsScreen section={settings?.section} />
+            </Suspense>
+          ) : chat || isHome ? (
+            <ChatScreen contextId={chat?.id} />
+          ) : (
+            <div class="welcome">
+              <h1>Nothing here</h1>
+              <p class="muted">This page does not exist.</p>
+            </div>
+          )}
+        </main>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,28 @@
+/**
+ * Markdown as the text a person reads, for places that show one line or a fragment (the
+ * navigator's names, search snippets, titles): `# Title` reads "Title", `**bold** and
+ * `code`` reads "bold and code". Snippets are cut anywhere, so this works on fragments:
+ * marks that lost their partner are dropped too, and nothing here can produce markup.
+ */
+export function plainText(markdown: string): string {
+  return (
+    markdown
+      // Fences and their language (```js), then images and links by their text.
+      .replace(/^[ \t]*(?:`{3,}|~{3,})[^\n`]*$/gm, "")
+      .replace(/!\[([^\]]*)\]\([^)]*\)?/g, "$1")
+      .replace(/\[([^\]]*)\]\([^)]*\)?/g, "$1")
+      // Line starts: headings, quotes, bullets.
+      .replace(/^[ \t]{0,3}#{1,6}(?:[ \t]+|$)/gm, "")
+      .replace(/^[ \t]{0,3}(?:>[ \t]?)+/gm, "")
+      .replace(/^[ \t]*[-*+][ \t]+/gm, "")
+      // Emphasis: paired marks, and ** left alone by a cut; single * and _ only around
+      // words, so snake_case and __dunder stay.
+      .replace(/(\*\*|__|~~)(?=\S)([^\n]*?\S)\1/g, "$2")
+      .replace(/\*\*/g, "")
+      .replace(/(^|[^\p{L}\p{N}\\])[*_](?=\S)([^*_\n]*?\S)[*_](?![\p{L}\p{N}])/gu, "$1$2")
+      .replace(/`+/g, "")
+      .replace(/\\([\\`*_{}[\]()#+\-.!>~|])/g, "$1")
+      .replace(/\s+/g, " ")
+      .trim()
+  );
+}
