@@ -1,3 +1,8 @@
+-- Sign-in as people expect it: the service's own sessions (a row per signed-in device, its
+-- refresh tokens kept only as hashes, each replaced at every refresh), the nonces of wallet
+-- sign-ins (Sign-In with Ethereum), and the sign-in methods linked to each account. Only
+-- identities whose account is not their own derived id sit in identities_exceptions_idx:
+-- every process reads that index whole (see src/platform/auth/identity-links.ts).
 CREATE TABLE `identities` (
 	`id` text PRIMARY KEY NOT NULL,
 	`user_id` text,
