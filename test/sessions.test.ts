@@ -328,6 +328,8 @@ describe("linked sign-in methods", () => {
     await h.request("/me/identities", { method: "POST", token: session.accessToken, json: { wallet: { message, signature: await wallet.signMessage({ message }) } } });
     const founder = (await methods(session.accessToken)).find((m) => m.subject === did)!;
     expect((await h.request(`/me/identities/${founder.id}`, { method: "DELETE", token: session.accessToken })).status).toBe(204);
+    // The session that removed it goes on (its person is plainly there).
+    expect((await h.request("/me", { token: session.accessToken })).status).toBe(200);
 
     // The account lives on through the wallet, which is now its main identity.
     const { session: viaWallet } = await walletSession(wallet);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, eventually, logInLocally, sendAndWait, sessionTraces, startStack, type Stack } from "./support/stack";
 
 describe.skipIf(!hasChromium)("logging in locally", () => {
   let stack: Stack;
@@ -19,24 +19,34 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     await context.close();
   });
 
-  it("logs in with a name, stays logged in across a reload, and logging out clears every token", async () => {
+  it("logs in with a name, stays logged in across a reload from the cookie alone, and logging out ends the session", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "alice");
+    const refreshes: string[] = [];
+    page.on("request", (r) => r.url().endsWith("/auth/refresh") && refreshes.push(r.method()));
     await page.reload();
     await page.getByRole("textbox", { name: "Message" }).waitFor();
     await page.getByRole("link", { name: /alice/ }).waitFor();
+    expect(refreshes).toEqual(["POST"]); // restored from the refresh cookie
+    expect(await sessionTraces(page)).toEqual([]);
 
-    await page.getByRole("button", { name: "Log out" }).click();
+    const cookie = (await context.cookies()).find((c) => c.name === "refresh_token")!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/auth", secure: false });
+    expect(cookie.expires - Date.now() / 1000).toBeGreaterThan(29 * 86_400);
+
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith("/auth/logout")), page.getByRole("button", { name: "Log out" }).click()]);
     await page.getByRole("button", { name: "Log in" }).waitFor();
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
-    expect(stored).not.toMatch(/eyJ/); // no JWT anywhere
+    expect((await context.cookies()).some((c) => c.name === "refresh_token")).toBe(false);
+    // The session ended on the server: the old cookie, replayed, is refused.
+    const replay = await fetch(`${stack.url}/auth/refresh`, { method: "POST", headers: { Cookie: `refresh_token=${cookie.value}`, Origin: stack.url } });
+    expect(replay.status).toBe(401);
     await page.goto("/settings");
     await page.getByRole("button", { name: "Log in" }).waitFor();
     await context.close();
   });
 
-  it("sends an expired session back through login and keeps the message being typed", async () => {
+  it("sends a session ended on another device back through login and keeps the message being typed", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "bob");
@@ -44,8 +54,9 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     const conversation = new URL(page.url()).pathname;
     expect(conversation).toMatch(/^\/c\/.+/);
 
-    // The token stops being valid while the person types.
-    await page.evaluate(() => localStorage.setItem("auth.token", "expired.token.value"));
+    // Bob signs out everywhere else from his phone while he types here.
+    const phone = await apiToken(stack, "bob");
+    expect((await fetch(`${stack.url}/me/sessions`, { method: "DELETE", headers: { Authorization: `Bearer ${phone}` } })).status).toBe(200);
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("a long message I do not want to lose");
     await composer.press("Enter");
@@ -58,3 +69,4 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     await context.close();
   });
 });
+

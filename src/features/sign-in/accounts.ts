@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, ne, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../../platform/db";
 import { DomainError } from "../../platform/errors";
@@ -117,11 +117,17 @@ export async function addSignInMethod(
 }
 
 /**
- * Removes a sign-in method while another remains, and ends the sessions it began (their
- * ids are returned, so that their access tokens stop working here at once). The method that
- * named the account keeps a row without an account, so that its tokens no longer reach it.
+ * Removes a sign-in method while another remains, and ends the sessions it began but `keep`
+ * (the one asking: the person is plainly there); their ids are returned, so that their access
+ * tokens stop working here at once. The method that named the account keeps a row without an
+ * account, so that its tokens no longer reach it.
  */
-export async function removeSignInMethod(deps: AccountDeps, userId: string, identityId: string): Promise<{ endedSessions: string[] }> {
+export async function removeSignInMethod(
+  deps: AccountDeps,
+  userId: string,
+  identityId: string,
+  keep?: string,
+): Promise<{ endedSessions: string[] }> {
   const { db } = deps;
   const [, rows, [account]] = await db.batch([
     ensureOwnIdentity(db, userId),
@@ -144,7 +150,10 @@ export async function removeSignInMethod(deps: AccountDeps, userId: string, iden
   const isMain = account && account.issuer === target.issuer && account.subject === target.subject;
   const next = others[0]!;
   const [ended, ...rest] = await db.batch([
-    db.delete(sessions).where(and(eq(sessions.identityId, target.id), othersRemain)).returning({ id: sessions.id }),
+    db
+      .delete(sessions)
+      .where(and(eq(sessions.identityId, target.id), keep ? ne(sessions.id, keep) : undefined, othersRemain))
+      .returning({ id: sessions.id }),
     // The account's main identity (GET /me `identity`) moves to one that remains.
     ...(isMain ? [db.update(users).set({ issuer: next.issuer, subject: next.subject }).where(and(eq(users.id, userId), othersRemain))] : []),
     target.ownId

@@ -12,7 +12,7 @@ export function describeDevice(userAgent: string | undefined): string {
         ? "Opera"
         : /\bFirefox\/|\bFxiOS\//.test(ua)
           ? "Firefox"
-          : /\bChrome\/|\bCriOS\/|\bChromium\//.test(ua)
+          : /\b(?:Headless)?Chrome\/|\bCriOS\/|\bChromium\//.test(ua)
             ? "Chrome"
             : /\bSafari\//.test(ua) && /\bVersion\//.test(ua)
               ? "Safari"

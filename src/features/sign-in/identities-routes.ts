@@ -30,7 +30,7 @@ const removeMethodRoute = authenticatedRoute(
     method: "delete",
     path: "/me/identities/{id}",
     tags: ["sign-in"],
-    summary: "Remove a sign-in method while another remains; the sessions it began end",
+    summary: "Remove a sign-in method while another remains; the sessions it began end, but the one asking",
     request: { params: z.object({ id: Id.openapi({ param: { name: "id", in: "path" }, example: "idn_Vb7xQ2mK9pLs4Tn8Wc1yZa" }) }) },
     responses: { 204: { description: "Removed" } },
   },
@@ -46,7 +46,9 @@ export const identityRoutes = createRouter()
   })
   .openapi(removeMethodRoute, async (c) => {
     const deps = c.get("deps");
-    const { endedSessions } = await removeSignInMethod(deps, c.get("principal").userId, c.req.valid("param").id);
+    const principal = c.get("principal");
+    const keep = principal.via === "session" ? principal.sessionId : undefined;
+    const { endedSessions } = await removeSignInMethod(deps, principal.userId, c.req.valid("param").id, keep);
     endAccessTokens(deps, endedSessions);
     return c.body(null, 204);
   });

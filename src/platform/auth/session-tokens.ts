@@ -114,7 +114,8 @@ export async function createSessionTokens(text: string): Promise<SessionTokens> 
             typ: "at+jwt",
             currentDate: now,
             requiredClaims: ["exp", "sub", "sid"],
-            clockTolerance: 5,
+            // Issued and checked by this service's own clocks (NTP-synchronised machines).
+            clockTolerance: 1,
           });
           if (typeof payload.sid !== "string" || !METHODS.includes(payload.method as SignInMethod)) {
             throw new InvalidTokenError("the access token is malformed or invalid");

@@ -1,4 +1,4 @@
-import { ApiError, authHeaders, noticeResponse, type Credits } from "../api/client";
+import { ApiError, authedFetch, noticeResponse, type Credits } from "../api/client";
 import type { paths } from "../api/schema";
 
 type SendBody = paths["/chat/send"]["post"]["requestBody"]["content"]["application/json"];
@@ -19,17 +19,18 @@ export async function sendMessage(
   body: Omit<SendBody, "stream">,
   options: { idempotencyKey: string; signal: AbortSignal; onDelta: (text: string) => void },
 ): Promise<DoneEvent> {
-  const response = await fetch("/chat/send", {
-    method: "POST",
-    headers: {
-      ...authHeaders(),
-      "Content-Type": "application/json",
+  const response = await authedFetch(
+    new Request("/chat/send", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
       Accept: "text/event-stream",
-      "Idempotency-Key": options.idempotencyKey,
-    },
-    body: JSON.stringify({ ...body, stream: true } satisfies SendBody),
-    signal: options.signal,
-  });
+        "Idempotency-Key": options.idempotencyKey,
+      },
+      body: JSON.stringify({ ...body, stream: true } satisfies SendBody),
+      signal: options.signal,
+    }),
+  );
   noticeResponse(response);
   if (!response.ok || !response.body) {
     const error = (await response.json().catch(() => null)) as { message?: string } | null;

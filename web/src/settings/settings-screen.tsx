@@ -1,10 +1,12 @@
 import { Link } from "wouter-preact";
 import { ApiKeysSection } from "./api-keys-section";
 import { ProfileSection } from "./profile-section";
+import { SignInSection } from "./sign-in-section";
 import { UsageSection } from "./usage-section";
 
 const SECTIONS = [
   { id: "profile", label: "Profile" },
+  { id: "sign-in", label: "Sign-in" },
   { id: "api-keys", label: "API keys" },
   { id: "usage", label: "Usage" },
 ] as const;
@@ -23,6 +25,7 @@ export function SettingsScreen({ section }: { section: string | undefined }) {
         ))}
       </nav>
       {current.id === "profile" && <ProfileSection />}
+      {current.id === "sign-in" && <SignInSection />}
       {current.id === "api-keys" && <ApiKeysSection />}
       {current.id === "usage" && <UsageSection />}
     </section>
