@@ -93,7 +93,7 @@ export function parseSiweMessage(text: string): SiweMessage {
   };
   const optionalField = (name: string, valid: (value: string) => boolean, expected: string) =>
     line()?.startsWith(`${name}: `) ? field(name, valid, expected) : undefined;
-  const isUri = (value: string) => URI_CHARS.test(value) && URL.canParse(value);
+  const isUri = (value: string) => URI_CHARS.test(value) && parsesAsUrl(value);
   const isTime = (value: string) => DATE_TIME.test(value) && !Number.isNaN(new Date(value).getTime());
   const timeExpected = (name: string) => `"${name}: " and an RFC 3339 time such as 2026-11-22T12:00:00.000Z`;
 
@@ -138,4 +138,12 @@ export function parseSiweMessage(text: string): SiweMessage {
     requestId,
     resources,
   };
+}
+
+function parsesAsUrl(value: string): boolean {
+  try {
+    return Boolean(new URL(value));
+  } catch {
+    return false;
+  }
 }
