@@ -35,14 +35,34 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/auth", secure: false });
     expect(cookie.expires - Date.now() / 1000).toBeGreaterThan(29 * 86_400);
 
+    // A second tab of the same browser, signed in by the same cookie.
+    const tab = await context.newPage();
+    await tab.goto("/settings");
+    await tab.getByRole("heading", { name: "Settings" }).waitFor();
+
     await Promise.all([page.waitForResponse((r) => r.url().endsWith("/auth/logout")), page.getByRole("button", { name: "Log out" }).click()]);
     await page.getByRole("button", { name: "Log in" }).waitFor();
+    await tab.getByRole("button", { name: "Log in" }).waitFor(); // signed out there too
     expect((await context.cookies()).some((c) => c.name === "refresh_token")).toBe(false);
     // The session ended on the server: the old cookie, replayed, is refused.
     const replay = await fetch(`${stack.url}/auth/refresh`, { method: "POST", headers: { Cookie: `refresh_token=${cookie.value}`, Origin: stack.url } });
     expect(replay.status).toBe(401);
     await page.goto("/settings");
     await page.getByRole("button", { name: "Log in" }).waitFor();
+    await context.close();
+  });
+
+  it("removes a token an earlier version of the client left in localStorage", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.goto("/login");
+    await page.evaluate(() => {
+      localStorage.setItem("auth.token", "eyJ.left.behind");
+      localStorage.setItem("auth.expiresAt", "1");
+    });
+    await page.reload();
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    expect(await sessionTraces(page)).toEqual([]);
     await context.close();
   });
 

@@ -90,6 +90,7 @@ export function LoginScreen() {
         {wallet && (
           <WalletPicker
             label="Continue with a wallet"
+            wide
             primary={!oidc && !local}
             disabled={busy}
             onProof={async (proof) => signedIn(await must(api.POST("/auth/session", { body: { wallet: proof } })))}

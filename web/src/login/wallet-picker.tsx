@@ -13,6 +13,8 @@ const NO_WALLET =
 export function WalletPicker(props: {
   label: string;
   primary?: boolean;
+  /** As wide as its container (the login card). */
+  wide?: boolean;
   disabled?: boolean;
   onProof: (proof: WalletProof) => Promise<void>;
   onError: (message: string | null) => void;
@@ -47,7 +49,7 @@ export function WalletPicker(props: {
 
   return (
     <div class="stack">
-      <button class={`button wide${props.primary ? " primary" : ""}`} type="button" onClick={start} disabled={props.disabled || waiting !== null}>
+      <button class={`button${props.wide ? " wide" : ""}${props.primary ? " primary" : ""}`} type="button" onClick={start} disabled={props.disabled || waiting !== null}>
         <span class="wallet-glyph" aria-hidden="true" />
         {props.label}
       </button>
@@ -55,7 +57,7 @@ export function WalletPicker(props: {
         <ul class="wallet-list" aria-label="Wallets in this browser">
           {wallets.map((w) => (
             <li key={w.id}>
-              <button type="button" class="button wide wallet-choice" onClick={() => void use(w)}>
+              <button type="button" class={`button wallet-choice${props.wide ? " wide" : ""}`} onClick={() => void use(w)}>
                 {w.icon ? <img src={w.icon} alt="" width="24" height="24" /> : <span class="wallet-glyph" aria-hidden="true" />}
                 {w.name}
               </button>

@@ -63,8 +63,9 @@ function SignInMethods() {
             <li key={m.id} class="method-row">
               <div class="method-text">
                 <span class="method-name">{methodName(m, oidc?.name)}</span>
-                <span class={`muted${m.method === "wallet" ? " mono" : ""}`}>{m.label}</span>
-                <span class="muted small">Added {formatDateTime(m.createdAt)}</span>
+                <span class="muted small">
+                  <span class={m.method === "wallet" ? "mono" : undefined}>{m.label}</span> · added {formatDateTime(m.createdAt)}
+                </span>
               </div>
               <button
                 type="button"
@@ -132,7 +133,7 @@ function Sessions() {
   return (
     <section class="card stack" aria-labelledby="sessions">
       <h2 id="sessions">Sessions</h2>
-      <p class="muted">The devices signed in to your account. Signing one out ends its session there within a few minutes at most.</p>
+      <p class="muted">The devices signed in to your account. One you sign out is signed out within minutes.</p>
       {sessions.isError && (
         <p role="alert" class="error">
           {sessions.error.message}
