@@ -11,8 +11,13 @@ import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, OPENAPI_DOCUMENT } from "../src/app";
 
-/** Deployed Workers start faster the smaller they are; the bundle stays under this (gzip -9). */
-const BUDGET_KIB = 150;
+/**
+ * Deployed Workers start faster the smaller they are; the bundle stays under this (gzip -9).
+ * It was 150 KiB until sign-in sessions, which take 20.7 KiB of their own, itemized in
+ * BENCHMARKS.md ("Worker bundle: what sign-in costs"); the bundle measured 150.9 KiB before
+ * them and 171.6 KiB after.
+ */
+const BUDGET_KIB = 175;
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));
