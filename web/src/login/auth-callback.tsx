@@ -13,6 +13,8 @@ import { finishOidcLogin, type OidcConfig } from "./oidc";
 export function AuthCallback() {
   const [, navigate] = useLocation();
   const [error, setError] = useState<string | null>(null);
+  // Where "back" leads when it fails: the login screen, or Settings when adding the account there.
+  const [back, setBack] = useState({ href: "/login", label: "Back to sign-in" });
   useEffect(() => {
     (async () => {
       const config = await fetchClientConfig();
@@ -20,6 +22,7 @@ export function AuthCallback() {
       if (!oidc) throw new Error("this server does not sign in with an identity provider");
       const { accessToken, next, purpose } = await finishOidcLogin(oidc);
       if (purpose === "link") {
+        setBack({ href: "/settings/sign-in", label: "Back to Settings" });
         // The page was left for the provider: the session comes back from its cookie.
         if (!currentSession() && !(await refreshSession())) throw new Error("your session ended meanwhile: sign in, then add the account again");
         await must(api.POST("/me/identities", { body: { accessToken } }));
@@ -38,8 +41,8 @@ export function AuthCallback() {
             <p role="alert" class="error">
               {error}
             </p>
-            <Link href="/login" class="button primary wide">
-              Back to sign-in
+            <Link href={back.href} class="button primary wide">
+              {back.label}
             </Link>
           </>
         ) : (
