@@ -376,9 +376,10 @@ describe("local login sessions", () => {
 
 describe("/client-config with a bare JWKS (Privy, Dynamic, Web3Auth)", () => {
   it("offers the wallet and the provider's tokens, never a name form", async () => {
-    const config = (await (await h.request("/client-config")).json()) as { auth: { mode: string }; signIn: { methods: Array<{ method: string; name?: string }> } };
+    const config = (await (await h.request("/client-config")).json()) as { auth: { mode: string }; signIn: { methods: Array<{ method: string; name?: string }>; origin: string } };
     expect(config.auth.mode).toBe("token");
     expect(config.signIn.methods).toEqual([{ method: "wallet" }, { method: "provider-token", name: "privy.io" }]);
+    expect(config.signIn).toMatchObject({ origin: HARNESS_ORIGIN });
     await expectError(await h.request("/auth/local", { method: "POST", json: { name: "alice" } }), 404);
   });
 });

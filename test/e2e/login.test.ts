@@ -52,6 +52,18 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     await context.close();
   });
 
+  it("says where to open the service when the page is open at another of its addresses", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.goto(`${stack.url.replace("localhost", "127.0.0.1")}/login`);
+    await page.getByText(/This page is open at 127\.0\.0\.1:\d+, but the service's address is/).waitFor();
+    await page.getByRole("link", { name: stack.url }).click();
+    await page.getByLabel("Your name").waitFor();
+    expect(new URL(page.url()).origin).toBe(stack.url);
+    expect(await page.getByText(/This page is open at/).count()).toBe(0);
+    await context.close();
+  });
+
   it("removes a token an earlier version of the client left in localStorage", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();

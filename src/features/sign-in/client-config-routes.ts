@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/http/router";
 import type { Deps } from "../../platform/deps";
+import { publicOrigin } from "../../platform/http/public-origin";
 import { errorResponses } from "../../platform/http/error-responses";
 import { MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS } from "../../platform/speech/transcription";
 import { offeredMethods } from "./session-routes";
@@ -42,6 +43,10 @@ const ClientConfigSchema = z
     signIn: z
       .object({
         methods: z.array(SignInMethodOffer).openapi({ description: "Every way to sign in here, one button each on the login screen" }),
+        origin: z.string().openapi({
+          example: "https://chat.example.com",
+          description: "The service's public origin: wallet messages name it, and only a page on it can renew a session",
+        }),
         unavailable: z.string().optional().openapi({ description: "Why nobody can sign in to the web client here, when that is so" }),
       })
       .openapi({ description: "How to sign in (supersedes `auth`, kept for older clients)" }),
@@ -90,8 +95,9 @@ export const clientConfigRoutes = createRouter().openapi(getClientConfig, (c) =>
 });
 
 function signInOffers(deps: Deps) {
+  const origin = publicOrigin(deps);
   if (!deps.sessionTokens) {
-    return { methods: [], unavailable: "Sign-in is not configured on this server: its operator must set SESSION_SIGNING_KEY." };
+    return { methods: [], origin, unavailable: "Sign-in is not configured on this server: its operator must set SESSION_SIGNING_KEY." };
   }
   const { config } = deps;
   const offered = offeredMethods(deps);
@@ -111,5 +117,5 @@ function signInOffers(deps: Deps) {
     methods.push({ method: "provider-token", name });
   }
   if (offered.local) methods.push({ method: "local" });
-  return { methods };
+  return { methods, origin };
 }

@@ -76,6 +76,13 @@ export function LoginScreen() {
             {config.error.message}
           </p>
         )}
+        {config.data && config.data.signIn.origin !== location.origin && (
+          <p class="notice">
+            This page is open at {location.host}, but the service's address is{" "}
+            <a href={`${config.data.signIn.origin}${location.pathname}${location.search}`}>{config.data.signIn.origin}</a>: open it there to stay
+            signed in and to sign in with a wallet.
+          </p>
+        )}
         {config.data?.signIn.unavailable && (
           <p role="alert" class="error">
             {config.data.signIn.unavailable}
