@@ -1,5 +1,6 @@
-export { users, apiKeys, type StoredPreferences, type StoredPreset } from "./users";
+export { users, apiKeys, identities, type StoredPreferences, type StoredPreset } from "./users";
 export { plants } from "./plants";
 export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits";
 export { groups, contexts, messages, shares } from "./contexts";
 export { modelTimings } from "./models";
+export { sessions, refreshTokens, walletNonces } from "./sessions";

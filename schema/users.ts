@@ -36,6 +36,38 @@ export const users = sqliteTable(
   (t) => [uniqueIndex("users_identity_idx").on(t.issuer, t.subject)],
 );
 
+/**
+ * The ways a person signs in to an account (its sign-in methods): a wallet (issuer
+ * `eip155`, subject the EIP-55 address), an identity provider's (iss, sub), a local-login
+ * name. One identity belongs to at most one account. The identity that created an account
+ * usually names it (`users.id` is derived from it, `ownId`), so its bearer tokens find their
+ * account without a read; a row whose account is not its own derived id (linked to another
+ * account, or removed: `userId` null) is an exception every process keeps in memory
+ * (src/platform/auth/identity-links.ts). The identity in `users.issuer`/`subject` may lack
+ * a row until the account's methods are first listed or changed.
+ */
+export const identities = sqliteTable(
+  "identities",
+  {
+    id: text().primaryKey(),
+    // Null: removed from its account, whose id it still derives; kept so that its bearer
+    // tokens do not reach that account (see identity-links.ts).
+    userId: text().references(() => users.id, { onDelete: "cascade" }),
+    issuer: text().notNull(),
+    subject: text().notNull(),
+    ownId: integer({ mode: "boolean" }).notNull(),
+    // What a person recognises it by: the address, the e-mail, the name.
+    label: text(),
+    createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [
+    uniqueIndex("identities_identity_idx").on(t.issuer, t.subject),
+    index("identities_user_idx").on(t.userId),
+    // The exceptions, read whole by every process: only they are in this index.
+    index("identities_exceptions_idx").on(t.issuer, t.subject, t.userId).where(sql`own_id = 0`),
+  ],
+);
+
 /** API keys: only the SHA-256 of the secret is kept; `prefix` is the visible start of it. */
 export const apiKeys = sqliteTable(
   "api_keys",

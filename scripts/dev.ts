@@ -2,7 +2,8 @@
 // database, offline, serving the web client from web/dist. Unless you configure an identity
 // provider yourself (--var AUTH_…:… or .dev.vars), it uses the same local-login key as
 // `npm start` (issuing tokens at POST /auth/local), so tokens from `npm run token -- <name>`
-// work against it too. NODE_ENV=production turns local login off.
+// work against it too. NODE_ENV=production turns local login off. It also hands the Worker
+// the Node server's session signing key (SESSION_SIGNING_KEY) unless you set one.
 //
 // The cron trigger runs at GET /__scheduled (`--test-scheduled`). Miniflare's own route,
 // /cdn-cgi/handler/scheduled, answers 500 `exception` for a Worker with [assets] in the
@@ -11,7 +12,7 @@
 // is answered by the Worker's own fetch, which `run_worker_first = true` sends every path to.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { loadOrCreateLocalKey, localKeyFile } from "../src/platform/node/local-login-key";
+import { loadOrCreateLocalKey, localKeyFile, sessionKeyFile } from "../src/platform/node/local-login-key";
 
 const args = process.argv.slice(2);
 const run = (cmd: string[]) => {
@@ -32,6 +33,14 @@ if (!configuresAuth && process.env.NODE_ENV !== "production") {
   // The Worker trusts this key and, like the Node server, issues tokens with it at POST /auth/local.
   vars.push("--var", `LOCAL_LOGIN_PRIVATE_JWK:${JSON.stringify(key.privateJwk)}`);
   console.warn("LOCAL LOGIN: log in with a name in the web client, or use `npm run token -- <name>` (no identity provider configured)");
+}
+// The sessions' signing key, as the Node server keeps it: sessions survive a restart and
+// work the same under either entry.
+const configuresSessions =
+  args.some((a) => a.includes("SESSION_SIGNING_KEY")) || (existsSync(".dev.vars") && /^SESSION_SIGNING_KEY/m.test(readFileSync(".dev.vars", "utf8")));
+if (!configuresSessions) {
+  const key = await loadOrCreateLocalKey(sessionKeyFile(process.env.DATABASE_URL));
+  vars.push("--var", `SESSION_SIGNING_KEY:${JSON.stringify(key.privateJwk)}`);
 }
 const testScheduled = args.includes("--test-scheduled") ? [] : ["--test-scheduled"];
 run(["dev", ...testScheduled, ...vars, ...args]);

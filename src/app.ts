@@ -23,6 +23,9 @@ import { audioRoutes } from "./features/voice/transcription-routes";
 import { clientConfigRoutes } from "./features/sign-in/client-config-routes";
 import { docsRoutes } from "./features/operations/docs-routes";
 import { localLoginRoutes } from "./features/sign-in/local-login-routes";
+import { sessionRoutes } from "./features/sign-in/session-routes";
+import { deviceRoutes } from "./features/sign-in/devices-routes";
+import { identityRoutes } from "./features/sign-in/identities-routes";
 import { plainResponseHeaders } from "./platform/http/response-headers";
 import { serveClientFile, serveClientPage } from "./platform/http/web-client";
 
@@ -72,11 +75,14 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/v1", openAiRoutes);
   app.route("/", clientConfigRoutes);
   app.route("/", localLoginRoutes);
+  app.route("/", sessionRoutes);
+  app.route("/", deviceRoutes);
+  app.route("/", identityRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
-    description: "An access token (JWT) from the identity provider, or an API key (sk_…)",
+    description: "An access token (JWT) of a session of this service or of the identity provider, or an API key (sk_…)",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   app.doc31("/openapi.json", OPENAPI_DOCUMENT);

@@ -12,7 +12,7 @@ import { configuredAuthSource, createRuntime, type Deps, type Runtime } from "./
 import { configuresAModel } from "./platform/models/catalog";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import { keepSearchIndexed } from "./jobs/search-index";
-import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./platform/node/local-login-key";
+import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile, sessionKeyFile } from "./platform/node/local-login-key";
 import { openDatabase } from "./platform/node/open-database";
 import { nextUtcMidnight } from "./features/account/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./features/chat/holds";
@@ -58,8 +58,14 @@ async function main() {
   // First run: in local mode with no model configured, a local Ollama is looked for (and
   // its models offered) at start and every 30 s. Never in the Worker.
   const lookForOllama = localKey !== undefined && !configuresAModel(config.catalog);
+  // The sessions' signing key: SESSION_SIGNING_KEY, else one kept beside the database.
+  const sessionKey = config.SESSION_SIGNING_KEY ? undefined : JSON.stringify((await loadOrCreateLocalKey(sessionKeyFile(databaseUrl))).privateJwk);
+  // This process sees its own changes to linked identities at once; the timer below picks up
+  // those of other processes sharing a remote database.
   const runtime = await createRuntime(config, {
     localKey,
+    sessionKey,
+    identityLinksMaxAgeMs: Infinity,
     upstreamFetch: createUpstreamPool(),
     ...(lookForOllama ? { localOllama: config.OLLAMA_BASE_URL } : {}),
   });
@@ -69,6 +75,9 @@ async function main() {
   const discovery = runtime.models.discovers ? setInterval(() => void runtime.models.refresh().then(() => lookForOllama && logModels(runtime, true, true)), 30_000) : undefined;
   discovery?.unref();
   const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
+  await runtime.identityLinks.load(db);
+  const linksTimer = setInterval(() => runtime.identityLinks.load(db).catch((err) => runtime.log.warn("could not reread linked identities", { err })), 60_000);
+  linksTimer.unref();
   // Work that outlives its reply (a new context's title) finishes before the process exits.
   const background = new Set<Promise<unknown>>();
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
@@ -118,6 +127,7 @@ async function main() {
   const shutdown = () => {
     clearTimeout(timer);
     clearInterval(discovery);
+    clearInterval(linksTimer);
     stopIndexing();
     server.close(async () => {
       await Promise.allSettled(background);

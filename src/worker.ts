@@ -30,10 +30,15 @@ function runtimeFor(env: Env): Promise<Runtime> {
     // A per-isolate counter would let each isolate allow the limit on its own: without the
     // binding there is no limit on Workers.
     authFailureLimiter: env.AUTH_FAILURE_LIMITER ? rateLimiterFromBinding(env.AUTH_FAILURE_LIMITER) : unlimited,
-  }).catch((err) => {
-    runtime = undefined;
-    throw err;
-  });
+  })
+    .then((rt) => {
+      if (!rt.sessionTokens) rt.log.warn("SESSION_SIGNING_KEY is not set: nobody can sign in to the web client (POST /auth/session answers 503); npm run session-key prints a key");
+      return rt;
+    })
+    .catch((err) => {
+      runtime = undefined;
+      throw err;
+    });
   return runtime;
 }
 

@@ -34,6 +34,9 @@ describe("the cron trigger under npm run dev", () => {
       body: '{"name":"Repotting the monstera"}',
     });
     expect(created.status, await created.clone().text()).toBe(201);
+    // Sessions work out of the box too: scripts/dev.ts hands the Worker the session key.
+    const session = await fetch(`${dev.url}/auth/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"local":{"name":"cron"}}' });
+    expect(session.status, await session.clone().text()).toBe(200);
 
     // Its name waits to be indexed for search: on Workers only a search of theirs or the daily job does it.
     const run = await fetch(`${dev.url}/__scheduled?cron=0+0+*+*+*`);

@@ -46,6 +46,16 @@ describe("GET /me", () => {
       preferences: { theme: "auto", defaultModel: "svc-70b", voiceInput: true, language: "en" },
       presets: [],
       identity: { issuer: h.idp.issuer, subject: "user:Ada Lovelace", email: "ada@example.com" },
+      identities: [
+        {
+          id: expect.stringMatching(/^idn_[A-Za-z0-9_-]{22}$/),
+          method: "provider",
+          issuer: h.idp.issuer,
+          subject: "user:Ada Lovelace",
+          label: "ada@example.com",
+          createdAt: h.clock.now().toISOString(),
+        },
+      ],
       createdAt: h.clock.now().toISOString(),
     });
   });

@@ -26,6 +26,18 @@ async function snapshot() {
 
 const usage = async (token: string, days = 90) => (await h.request(`/usage?days=${days}`, { token })).json();
 
+/** Begins a session for Alice; its refresh token. */
+async function signInSession() {
+  const res = await h.request("/auth/session", { method: "POST", json: { accessToken: alice } });
+  expect(res.status).toBe(200);
+  return /refresh_token=([^;]+)/.exec(res.headers.get("set-cookie")!)![1]!;
+}
+async function refresh(token: string) {
+  const res = await h.request("/auth/refresh", { method: "POST", headers: { Cookie: `refresh_token=${token}`, Origin: "http://localhost:8787" } });
+  expect(res.status).toBe(200);
+  return /refresh_token=([^;]+)/.exec(res.headers.get("set-cookie")!)![1]!;
+}
+
 beforeAll(async () => {
   up = await startFakeUpstream({ record: false });
   h = await createHarness({ env: { SVC_MODEL_BASE_URL: up.baseUrl, DAILY_CREDITS: "5" } });
@@ -36,6 +48,17 @@ beforeAll(async () => {
   // an idempotency record over 24 h old and one under.
   at("2026-08-01T10:00:00.000Z");
   await send(alice, { "Idempotency-Key": "ancient" });
+  // Sessions: one last used on 10-01 (idle past the 30 days by 11-23), one refreshed on 10-10
+  // (that refresh token replaced then) and again on 11-01; a wallet nonce never used.
+  at("2026-10-01T10:00:00.000Z");
+  await signInSession();
+  at("2026-10-10T10:00:00.000Z");
+  const first = await signInSession();
+  const second = await refresh(first);
+  at("2026-11-01T10:00:00.000Z");
+  await refresh(second);
+  at("2026-11-19T10:00:00.000Z");
+  await h.request("/auth/wallet/nonce", { method: "POST" });
   at("2026-11-19T10:00:00.000Z");
   await send(alice);
   await send(alice);
@@ -81,6 +104,9 @@ describe("the daily rollover", () => {
       releasedHolds: 0, // every exchange ended
       indexedSearchEntries: waiting,
       prunedModelTimings: 1, // the 2026-08-01 exchange's; the others are within the week's window
+      expiredSessions: 1, // the one unused since 10-01
+      prunedRefreshTokens: 1, // replaced on 10-10; the one replaced on 11-01 stays
+      expiredWalletNonces: 1,
     });
     expect(await waitingSearchEntries()).toBe(0);
     expect(((await (await h.request("/shares", { token: alice })).json()) as { items: unknown[] }).items).toHaveLength(1);
@@ -93,7 +119,7 @@ describe("the daily rollover", () => {
 
   it("changes nothing when run twice, or late for the same day", async () => {
     const state = await snapshot();
-    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0, indexedSearchEntries: 0, prunedModelTimings: 0 };
+    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0, indexedSearchEntries: 0, prunedModelTimings: 0, expiredSessions: 0, prunedRefreshTokens: 0, expiredWalletNonces: 0 };
     expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
     expect(await snapshot()).toBe(state);
     at("2026-11-23T05:17:00.000Z"); // the run starts hours late; its scheduled time is what counts

@@ -161,6 +161,7 @@ describe("the web client on the Node server", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       auth: { mode: "local" },
+      signIn: { methods: [{ method: "wallet" }, { method: "local" }], origin: server.url },
       transcription: { available: false, maxBytes: 10 * 1024 * 1024, maxSeconds: 120 },
     });
   });

@@ -13,11 +13,13 @@ import { createApp, OPENAPI_DOCUMENT } from "../src/app";
 
 /**
  * Deployed Workers start faster the smaller they are; the bundle stays under this (gzip -9).
- * 150 KiB until issue 19: models as configuration (the MODELS schema), providers' model
- * lists, and tools, JSON replies and images on /v1 with their Anthropic translation added
- * 9.3 KiB (150.4 -> 159.7 KiB measured on the same day); see BENCHMARKS.md.
+ * 150 KiB until three capabilities came, each measured on the day it landed (BENCHMARKS.md):
+ * models as configuration (the MODELS schema, providers' model lists, tools, JSON replies and
+ * images on /v1) 9.3 KiB; sign-in sessions (Sign-In with Ethereum, rotating refresh tokens,
+ * devices, linked methods) 20.7 KiB; conversation trees (regenerate, edit, instructions,
+ * export and import) about 1 KiB.
  */
-const BUDGET_KIB = 165;
+const BUDGET_KIB = 185;
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));

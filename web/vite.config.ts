@@ -1,9 +1,13 @@
 import preact from "@preact/preset-vite";
 import { defineConfig } from "vite";
 
-// API paths the dev server hands to the real service (`npm start` on :8787 by default).
+// API paths the dev server hands to the real service (`npm start` on :8787 by default). Not
+// /auth/callback: it is the client's own page. Start the service with
+// PUBLIC_BASE_URL=http://localhost:5173, the origin the browser is on, for wallet sign-in and
+// the refresh cookie's Origin check.
 const API = ["/me", "/keys", "/contexts", "/groups", "/shares", "/shared", "/models", "/chat", "/credits", "/usage",
-  "/audio", "/client-config", "/auth/local", "/health", "/openapi.json", "/v1"];
+  "/audio", "/client-config", "/auth/local", "/auth/session", "/auth/refresh", "/auth/logout", "/auth/wallet",
+  "/.well-known", "/health", "/openapi.json", "/v1"];
 const target = process.env.API_URL ?? "http://127.0.0.1:8787";
 
 export default defineConfig({

@@ -7,13 +7,13 @@ import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
 import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
 import { pruneTimingStatements } from "../features/chat/model-speed";
 import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
-import { creditDays, idempotencyKeys, shares, usageEvents } from "../../schema/index";
+import { creditDays, idempotencyKeys, refreshTokens, sessions, shares, usageEvents, walletNonces } from "../../schema/index";
 
 export interface RolloverDeps {
   db: Db;
   log: Logger;
   now: () => Date;
-  config: Pick<Config, "MODEL_TIMEOUT_MS">;
+  config: Pick<Config, "MODEL_TIMEOUT_MS" | "SESSION_IDLE_DAYS">;
 }
 
 /** How far back usage history is kept: what GET /usage?days=90 can show. */
@@ -37,6 +37,15 @@ export interface RolloverResult {
   indexedSearchEntries: number;
   /** Models' exchange timings past the measured window (src/features/chat/model-speed.ts). */
   prunedModelTimings: number;
+  /** Sessions unused for SESSION_IDLE_DAYS (already refused at refresh), removed with their refresh tokens. */
+  expiredSessions: number;
+  /**
+   * Refresh tokens replaced more than SESSION_IDLE_DAYS ago: kept until then so that a stolen
+   * copy presented later still ends its session; after, it is only an unknown token.
+   */
+  prunedRefreshTokens: number;
+  /** Wallet sign-in nonces past their expiry. */
+  expiredWalletNonces: number;
 }
 
 /**
@@ -58,7 +67,8 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const oldestKept = utcDayBefore(at, USAGE_HISTORY_DAYS - 1);
   const [refundHolds, freeClaims, removeHolds] = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
   const [oldTimings, surplusTimings] = pruneTimingStatements(db, at);
-  const [, , holds, keys, empty, days, events, expiredShares, old, surplus] = await db.batch([
+  const idleBefore = new Date(at.getTime() - deps.config.SESSION_IDLE_DAYS * 86_400_000);
+  const [, , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces] = await db.batch([
     refundHolds,
     freeClaims,
     removeHolds,
@@ -78,6 +88,9 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     db.delete(shares).where(lte(shares.expiresAt, at)).returning({ token: shares.token }),
     oldTimings,
     surplusTimings,
+    db.delete(sessions).where(lte(sessions.lastUsedAt, idleBefore)).returning({ id: sessions.id }),
+    db.delete(refreshTokens).where(lte(refreshTokens.rotatedAt, idleBefore)).returning({ hash: refreshTokens.hash }),
+    db.delete(walletNonces).where(lte(walletNonces.expiresAt, at)).returning({ nonce: walletNonces.nonce }),
   ]);
   // A Worker has no background job: whatever no search has indexed yet is indexed here.
   let indexedSearchEntries = 0;
@@ -96,6 +109,9 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     releasedHolds: holds.length,
     indexedSearchEntries,
     prunedModelTimings: old.length + surplus.length,
+    expiredSessions: idleSessions.length,
+    prunedRefreshTokens: rotatedTokens.length,
+    expiredWalletNonces: nonces.length,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;

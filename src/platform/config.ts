@@ -84,6 +84,24 @@ const ConfigSchema = z.object({
   // How long the identity provider's keys are used before they are fetched again: a rotated
   // key is picked up within this time (a token signed with an unknown key fetches at once).
   AUTH_KEYS_MAX_AGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  // The button of the identity provider on the login screen: "Continue with <name>".
+  AUTH_PROVIDER_NAME: optionalText,
+  // The service's own sessions (POST /auth/session): the key that signs their access tokens
+  // (a private EC P-256 JWK, or a JWKS of them, the first signing); on Node unset means a key
+  // kept in the data folder. The access tokens' lifetime, and how long an unused session lasts.
+  SESSION_SIGNING_KEY: optionalText,
+  SESSION_ACCESS_TOKEN_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  SESSION_IDLE_DAYS: z.coerce.number().int().min(1).max(400).default(30),
+  // Sign-In with Ethereum: on unless turned off; Ethereum JSON-RPC nodes (one per chain,
+  // comma-separated) through which smart-contract wallets' signatures are checked.
+  WALLET_SIGN_IN: z.enum(["on", "off"], { error: "must be on or off" }).default("on"),
+  WALLET_RPC_URL: z
+    .string()
+    .default("")
+    .transform((v) => v.split(",").map((u) => u.trim()).filter(Boolean))
+    .refine((urls) => urls.every((u) => /^https?:\/\//i.test(u) && isAbsoluteUrl(u)), {
+      message: "must be http(s) URLs of Ethereum JSON-RPC nodes, comma-separated",
+    }),
   // The local-login key handed to the Worker by `npm run dev` (a private JWK as JSON).
   LOCAL_LOGIN_PRIVATE_JWK: optionalText,
   // Where the Node server finds the built web client (relative to the working directory).

@@ -10,6 +10,9 @@ import type { WorkersAiBinding } from "./models/workers-ai";
 import type { Principal } from "./auth/principal";
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, type LocalKey } from "./auth/local-login";
 import { createTranscriber, type Transcriber } from "./speech/transcription";
+import { createSessionTokens, type SessionTokens } from "./auth/session-tokens";
+import { IdentityLinks } from "./auth/identity-links";
+import { contractWallets, type ContractWallets } from "./auth/wallet-contracts";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
 export interface Runtime {
@@ -28,6 +31,12 @@ export interface Runtime {
   localLogin?: (name: string) => Promise<{ token: string; expiresAt: Date }>;
   /** Speech to text for POST /audio/transcriptions, when a provider is configured. */
   transcriber?: Transcriber;
+  /** The service's own sessions' access tokens; absent only on a Worker without SESSION_SIGNING_KEY. */
+  sessionTokens?: SessionTokens;
+  /** Which account a bearer token's identity signs in to (linked sign-in methods). */
+  identityLinks: IdentityLinks;
+  /** Smart-contract wallet signatures, when WALLET_RPC_URL names nodes. */
+  contractWallets?: ContractWallets;
 }
 
 /** What every request gets from its entry: the runtime plus a database handle. */
@@ -105,6 +114,10 @@ export interface RuntimeOptions {
   upstreamFetch?: UpstreamFetch;
   /** Offer the models of a local Ollama at this address (the Node server's first run, nothing configured). */
   localOllama?: string;
+  /** The session signing key when SESSION_SIGNING_KEY is unset (Node: the one in its data folder). */
+  sessionKey?: string;
+  /** How old the linked identities known in memory may get before they are read again (default a minute). */
+  identityLinksMaxAgeMs?: number;
 }
 
 /** The JWT key source the configuration names, or undefined when none is set. */
@@ -160,5 +173,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         ? unlimited
         : (options.authFailureLimiter ?? createRateLimiter(config.AUTH_FAILURES_PER_MINUTE)),
     transcriber: createTranscriber(config, options.workersAi),
+    sessionTokens: await sessionTokensFor(config, options),
+    identityLinks: new IdentityLinks(options.identityLinksMaxAgeMs ?? 60_000),
+    contractWallets: config.WALLET_RPC_URL.length > 0 ? contractWallets(config.WALLET_RPC_URL) : undefined,
   };
+}
+
+function sessionTokensFor(config: Config, options: RuntimeOptions): Promise<SessionTokens> | undefined {
+  const key = config.SESSION_SIGNING_KEY ?? options.sessionKey;
+  return key === undefined ? undefined : createSessionTokens(key);
 }

@@ -10,6 +10,10 @@
 export type ErrorKind =
   /** The request asks for something that cannot be: an unknown model, a bad combination. */
   | "invalid"
+  /** A proof of identity that does not hold: a bad signature, a spent nonce or refresh token. */
+  | "unauthenticated"
+  /** Who asks is known, or need not be, but may not do this (a request from another origin). */
+  | "forbidden"
   /** What the request names does not exist for this caller. */
   | "not-found"
   /** It collides with something that exists or is still running. */

@@ -2,7 +2,7 @@ import { AxeBuilder } from "@axe-core/playwright";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 async function seriousViolations(page: Page) {
   const { violations } = await new AxeBuilder({ page }).analyze();
@@ -92,18 +92,22 @@ describe.skipIf(!hasChromium)("accessibility", () => {
       expect(await smallText(page), section).toEqual([]);
     }
 
-    const contextId = await page.evaluate(async () => {
-      const res = await fetch("/contexts?limit=1", { headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}` } });
+    const token = await apiToken(stack, "ugo");
+    const contextId = await page.evaluate(async (token) => {
+      const res = await fetch("/contexts?limit=1", { headers: { Authorization: `Bearer ${token}` } });
       return ((await res.json()) as { items: Array<{ id: string }> }).items[0]!.id;
-    });
-    const url = await page.evaluate(async (id) => {
-      const res = await fetch(`/contexts/${id}/share`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" },
-        body: "{}",
-      });
-      return ((await res.json()) as { url: string }).url;
-    }, contextId);
+    }, token);
+    const url = await page.evaluate(
+      async ([id, token]) => {
+        const res = await fetch(`/contexts/${id}/share`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: "{}",
+        });
+        return ((await res.json()) as { url: string }).url;
+      },
+      [contextId, token] as const,
+    );
     const stranger = await stack.newContext();
     const shared = await stranger.newPage();
     await shared.goto(url);

@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 const counter = (page: Page) => page.getByRole("status", { name: /^Credits:/ });
 const creditsLeft = async (page: Page) => Number(/Credits: (\d+) of/.exec((await counter(page).getAttribute("aria-label")) ?? "")?.[1]);
@@ -130,12 +130,15 @@ describe.skipIf(!hasChromium)("chatting", () => {
     const page = await context.newPage();
     await logInLocally(page, "ezra");
     // The default model chosen on another device is one this server has no provider for.
-    await page.evaluate(() =>
-      fetch("/me", {
-        method: "PATCH",
-        headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ preferences: { defaultModel: "gpt-4o" } }),
-      }),
+    const token = await apiToken(stack, "ezra");
+    await page.evaluate(
+      (token) =>
+        fetch("/me", {
+          method: "PATCH",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ preferences: { defaultModel: "gpt-4o" } }),
+        }),
+      token,
     );
     await page.reload();
     const picker = page.getByRole("combobox", { name: "Model" });
@@ -293,8 +296,7 @@ describe.skipIf(!hasChromium)("running out of credits", () => {
     await eventually("2 left", async () => (await creditsLeft(page)) === 2);
 
     // Another device spends the rest; this page still believes 2 are left.
-    await page.evaluate(async () => {
-      const token = localStorage.getItem("auth.token");
+    await page.evaluate(async (token) => {
       for (const message of ["two", "three"]) {
         await fetch("/chat/send", {
           method: "POST",
@@ -302,7 +304,7 @@ describe.skipIf(!hasChromium)("running out of credits", () => {
           body: JSON.stringify({ message }),
         });
       }
-    });
+    }, await apiToken(stack, "hana"));
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("four");
     await composer.press("Enter");

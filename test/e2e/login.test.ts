@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, eventually, logInLocally, sendAndWait, sessionTraces, startStack, type Stack } from "./support/stack";
 
 describe.skipIf(!hasChromium)("logging in locally", () => {
   let stack: Stack;
@@ -19,24 +19,66 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     await context.close();
   });
 
-  it("logs in with a name, stays logged in across a reload, and logging out clears every token", async () => {
+  it("logs in with a name, stays logged in across a reload from the cookie alone, and logging out ends the session", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "alice");
+    const refreshes: string[] = [];
+    page.on("request", (r) => r.url().endsWith("/auth/refresh") && refreshes.push(r.method()));
     await page.reload();
     await page.getByRole("textbox", { name: "Message" }).waitFor();
     await page.getByRole("link", { name: /alice/ }).waitFor();
+    expect(refreshes).toEqual(["POST"]); // restored from the refresh cookie
+    expect(await sessionTraces(page)).toEqual([]);
 
-    await page.getByRole("button", { name: "Log out" }).click();
+    const cookie = (await context.cookies()).find((c) => c.name === "refresh_token")!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/auth", secure: false });
+    expect(cookie.expires - Date.now() / 1000).toBeGreaterThan(29 * 86_400);
+
+    // A second tab of the same browser, signed in by the same cookie.
+    const tab = await context.newPage();
+    await tab.goto("/settings");
+    await tab.getByRole("heading", { name: "Settings" }).waitFor();
+
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith("/auth/logout")), page.getByRole("button", { name: "Log out" }).click()]);
     await page.getByRole("button", { name: "Log in" }).waitFor();
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
-    expect(stored).not.toMatch(/eyJ/); // no JWT anywhere
+    await tab.getByRole("button", { name: "Log in" }).waitFor(); // signed out there too
+    expect((await context.cookies()).some((c) => c.name === "refresh_token")).toBe(false);
+    // The session ended on the server: the old cookie, replayed, is refused.
+    const replay = await fetch(`${stack.url}/auth/refresh`, { method: "POST", headers: { Cookie: `refresh_token=${cookie.value}`, Origin: stack.url } });
+    expect(replay.status).toBe(401);
     await page.goto("/settings");
     await page.getByRole("button", { name: "Log in" }).waitFor();
     await context.close();
   });
 
-  it("sends an expired session back through login and keeps the message being typed", async () => {
+  it("says where to open the service when the page is open at another of its addresses", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.goto(`${stack.url.replace("localhost", "127.0.0.1")}/login`);
+    await page.getByText(/This page is open at 127\.0\.0\.1:\d+, but the service's address is/).waitFor();
+    await page.getByRole("link", { name: stack.url }).click();
+    await page.getByLabel("Your name").waitFor();
+    expect(new URL(page.url()).origin).toBe(stack.url);
+    expect(await page.getByText(/This page is open at/).count()).toBe(0);
+    await context.close();
+  });
+
+  it("removes a token an earlier version of the client left in localStorage", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.goto("/login");
+    await page.evaluate(() => {
+      localStorage.setItem("auth.token", "eyJ.left.behind");
+      localStorage.setItem("auth.expiresAt", "1");
+    });
+    await page.reload();
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    expect(await sessionTraces(page)).toEqual([]);
+    await context.close();
+  });
+
+  it("sends a session ended on another device back through login and keeps the message being typed", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "bob");
@@ -44,8 +86,9 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     const conversation = new URL(page.url()).pathname;
     expect(conversation).toMatch(/^\/c\/.+/);
 
-    // The token stops being valid while the person types.
-    await page.evaluate(() => localStorage.setItem("auth.token", "expired.token.value"));
+    // Bob signs out everywhere else from his phone while he types here.
+    const phone = await apiToken(stack, "bob");
+    expect((await fetch(`${stack.url}/me/sessions`, { method: "DELETE", headers: { Authorization: `Bearer ${phone}` } })).status).toBe(200);
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("a long message I do not want to lose");
     await composer.press("Enter");
@@ -58,3 +101,4 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     await context.close();
   });
 });
+

@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 const chats = (page: Page) => page.getByRole("list", { name: "Chats" });
 
@@ -165,8 +165,8 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
     const page = await context.newPage();
     await logInLocally(page, "lou");
     // 101 exchanges: 202 messages, more than one page of 200.
-    const contextId = await page.evaluate(async () => {
-      const headers = { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" };
+    const contextId = await page.evaluate(async (token) => {
+      const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
       let id: string | undefined;
       for (let i = 0; i < 101; i++) {
         const message = i === 0 ? "the very first question about bonsai" : `question ${i}`;
@@ -174,7 +174,7 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
         id = ((await res.json()) as { contextId: string }).contextId;
       }
       return id!;
-    });
+    }, await apiToken(stack, "lou"));
     await page.goto(`/c/${contextId}`);
     await page.getByRole("listitem", { name: "You said" }).filter({ hasText: "question 100" }).waitFor();
     const first = page.getByRole("listitem", { name: "You said" }).filter({ hasText: "the very first question about bonsai" });
@@ -196,10 +196,10 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
       const context = await stack.newContext({ width, height });
       const page = await context.newPage();
       await logInLocally(page, `mae-${width}`);
-      await page.evaluate(async () => {
-        const headers = { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" };
+      await page.evaluate(async (token) => {
+        const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
         for (let i = 0; i < 40; i++) await fetch("/contexts", { method: "POST", headers, body: JSON.stringify({ name: `plant talk ${String(i).padStart(2, "0")}` }) });
-      });
+      }, await apiToken(stack, `mae-${width}`));
       await page.reload();
       if (width < 768) await page.getByRole("button", { name: "Open conversations" }).click();
       await chats(page).getByRole("link", { name: "plant talk 39" }).waitFor({ state: "visible" });
@@ -229,8 +229,8 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "lee");
-    await page.evaluate(async () => {
-      const headers = { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" };
+    await page.evaluate(async (token) => {
+      const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
       for (let i = 0; i < 300; i += 20) {
         await Promise.all(
           Array.from({ length: 20 }, (_, j) =>
@@ -238,7 +238,7 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
           ),
         );
       }
-    });
+    }, await apiToken(stack, "lee"));
     await page.reload();
     await chats(page).getByRole("link", { name: "seeded 299" }).waitFor();
     const rows = chats(page).getByRole("listitem");

@@ -1,7 +1,7 @@
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 const KiB = 1024;
 
@@ -37,16 +37,18 @@ describe.skipIf(!hasChromium)("what each page loads", () => {
     stack.upstream.reply = () => "Shared: **bright** light and a [guide](https://example.test/).";
     await sendAndWait(page, "light for a fern", "Shared: bright");
     const contextId = new URL(page.url()).pathname.split("/").pop()!;
-    const url = await page.evaluate(async (id) => {
-      const res = await fetch(`/contexts/${id}/share`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" },
-        body: "{}",
-      });
-      return ((await res.json()) as { url: string }).url;
-    }, contextId);
-    // A new chat, opened afresh with the session: nothing in the cache, no reply on screen.
-    await context.clearCookies();
+    const url = await page.evaluate(
+      async ([id, token]) => {
+        const res = await fetch(`/contexts/${id}/share`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: "{}",
+        });
+        return ((await res.json()) as { url: string }).url;
+      },
+      [contextId, await apiToken(stack, "wren")] as const,
+    );
+    // A new chat, opened afresh with the session (its refresh cookie): nothing in the cache, no reply on screen.
     const chatContext = await stack.browser.newContext({ baseURL: stack.url, storageState: await context.storageState() });
     const chat = await pageWeight(chatContext, "/", (p) => p.getByRole("link", { name: "light for a fern" }).waitFor());
     const share = await pageWeight(await stack.newContext(), url, (p) => p.getByText("bright").waitFor());

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 const lastReply = (page: Page) => page.getByRole("listitem", { name: "Assistant replied" }).last();
 
@@ -81,14 +81,17 @@ describe.skipIf(!hasChromium)("replies as the page shows them", () => {
     expect(await reply.getByRole("img").count()).toBe(0);
 
     // The public page of the same conversation, as a stranger opens it.
-    const url = await page.evaluate(async (id) => {
-      const res = await fetch(`/contexts/${id}/share`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${localStorage.getItem("auth.token")}`, "Content-Type": "application/json" },
-        body: "{}",
-      });
-      return ((await res.json()) as { url: string }).url;
-    }, new URL(page.url()).pathname.split("/").pop()!);
+    const url = await page.evaluate(
+      async ([id, token]) => {
+        const res = await fetch(`/contexts/${id}/share`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: "{}",
+        });
+        return ((await res.json()) as { url: string }).url;
+      },
+      [new URL(page.url()).pathname.split("/").pop()!, await apiToken(stack, "nell")] as const,
+    );
     const stranger = await stack.newContext();
     const shared = await stranger.newPage();
     await shared.goto(url);

@@ -73,6 +73,7 @@ describe.skipIf(!hasChromium)("settings", () => {
     await logInLocally(page, "docs-reader");
     await page.goto("/settings");
     const sections = page.getByRole("navigation", { name: "Settings sections" });
+    await sections.waitFor(); // the session is restored from its cookie first
     for (const name of named) {
       const tab = sections.getByRole("link", { name, exact: true });
       expect(await tab.isVisible(), `docs name Settings → ${name}`).toBe(true);

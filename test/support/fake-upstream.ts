@@ -44,6 +44,8 @@ export interface FakeUpstream {
   /** Anthropic-style API origin (…/v1/messages is served too). */
   origin: string;
   mode: UpstreamMode;
+  /** When set, a streamed reply (OpenAI protocol) sends its pieces this many ms apart, as a slow model does. */
+  pieceDelayMs?: number;
   /** The reply for a request: text (default: `echo: <last user message>`), or tool calls. */
   reply: (request: RecordedRequest) => string | ToolReply;
   /** The models GET /v1/models (OpenAI's or Anthropic's shape) and Ollama's GET /api/tags list. */
@@ -303,6 +305,18 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       const chunk = (delta: object, finish: string | null) =>
         `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       res.write(chunk({ role: "assistant" }, null));
+      if (upstream.pieceDelayMs && !failing && !stalling) {
+        const delay = upstream.pieceDelayMs;
+        void (async () => {
+          for (const piece of sent) {
+            res.write(chunk({ content: piece }, null));
+            await new Promise((r) => setTimeout(r, delay));
+          }
+          res.write(chunk({}, "stop"));
+          res.end("data: [DONE]\n\n");
+        })();
+        return;
+      }
       for (const piece of sent) res.write(chunk({ content: piece }, null));
       // Break off once the first pieces have surely left, as a crashed upstream would.
       if (failing) return void setTimeout(() => res.destroy(), 50);

@@ -12,6 +12,7 @@ import { createUpstreamPool } from "../../src/platform/node/upstream-pool";
 import type { Logger } from "../../src/platform/log";
 import type { WorkersAiBinding } from "../../src/platform/models/workers-ai";
 import { openDatabase } from "../../src/platform/node/open-database";
+import { loadOrCreateLocalKey } from "../../src/platform/node/local-login-key";
 import { nodeClientAddress, serveNode } from "../../src/server";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 
@@ -92,13 +93,18 @@ export async function createHarness(
     ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
   // Upstream calls go through the kept-alive pool, as the Node server makes them.
+  // As the Node server: a session key in the data folder, and the linked identities read before serving.
+  const sessionKey = JSON.stringify((await loadOrCreateLocalKey(join(dir, "session-key.json"))).privateJwk);
   const runtime = await createRuntime(config, {
     now: clock.now,
     log: logs.log,
     workersAi: options.workersAi,
     upstreamFetch: createUpstreamPool(),
     localOllama: options.localOllama,
+    sessionKey,
+    identityLinksMaxAgeMs: Infinity,
   });
+  await runtime.identityLinks.load(db);
   // As the Node server: served on a socket (listen), bodies are read from it and a client
   // leaving is seen on it; in-process requests (request) have no socket and use the Request.
   // As the Node server keeps work that outlives a reply, so that tests can wait for it.

@@ -10,6 +10,7 @@ declare global {
       AUTH_AUDIENCE: string;
       /** The loopback upstream (test/worker/global-setup.ts). */
       SVC_MODEL_BASE_URL: string;
+      SESSION_SIGNING_KEY: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../../src/worker");

@@ -11,6 +11,8 @@ import { experimental_readRawConfig } from "wrangler";
 // migrated from migrations/. The identity provider is an ES256 key made for this run: the
 // Worker trusts its public half, the tests sign with the private half.
 const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+// The Worker's session signing key (SESSION_SIGNING_KEY, a secret in production).
+const sessionKey = (await generateKeyPair("ES256", { extractable: true })).privateKey;
 
 // A tiny build of the web client in place of web/dist (which `npm run build:web` makes and a
 // fresh clone lacks), served through wrangler.toml's [assets] settings and ASSETS binding.
@@ -45,6 +47,7 @@ export default defineConfig({
           SVC_MODEL_BASE_URL: inject("upstreamUrl"),
           DAILY_CREDITS: "3",
           TEST_PRIVATE_JWK: JSON.stringify(await exportJWK(privateKey)),
+          SESSION_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(sessionKey)), kid: "worker-test-session" }),
           TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("../../migrations", import.meta.url))),
         },
       },

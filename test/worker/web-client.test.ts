@@ -73,6 +73,11 @@ describe("the web client on the Worker", () => {
     const res = await call("/auth/local", { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"name":"a"}' });
     expect(res.status).toBe(404);
     const config = await (await call("/client-config")).json();
-    expect(config).toMatchObject({ auth: { mode: "local" }, transcription: { available: false } });
+    // Tokens from elsewhere (a public key here), not a name form: the wallet and the provider's tokens.
+    expect(config).toMatchObject({
+      auth: { mode: "token" },
+      signIn: { methods: [{ method: "wallet" }, { method: "provider-token" }] },
+      transcription: { available: false },
+    });
   });
 });

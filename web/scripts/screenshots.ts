@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import { chromium, type Page } from "playwright-core";
+import { privateKeyToAccount } from "viem/accounts";
 import { chromiumPath, hasChromium } from "../../test/e2e/support/chromium";
+import { injectWallets } from "../../test/e2e/support/wallet";
 import { startFakeUpstream } from "../../test/support/fake-upstream";
 import { startServerProcess } from "../../test/support/server-process";
 import { buildWebIfNeeded } from "./build-if-needed";
@@ -104,10 +106,22 @@ async function main() {
       if (d % 9 !== 4) await db.execute({ sql: "INSERT INTO credit_days (user_id, day, used) VALUES (?, ?, ?)", args: [me.id, day, used] });
     }
     db.close();
+    // Another device of Alice's, for the list of sessions.
+    await fetch(`${server.url}/auth/session`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+      },
+      body: '{"local":{"name":"Alice"}}',
+    });
+    // A browser wallet (a fixed test key, so that the screenshots keep one address).
+    const wallet = privateKeyToAccount(`0x${"4c".repeat(32)}`);
 
     for (const theme of ["light", "dark"] as const) {
       const shoot = (page: Page, name: string) => page.screenshot({ path: join(out, `${name}-${theme}.png`) });
       const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 }, colorScheme: theme, deviceScaleFactor: 1, reducedMotion: "reduce" });
+      await injectWallets(context, [{ name: "Test Wallet", account: wallet }]);
       const page = await context.newPage();
       await page.goto("/login");
       await page.getByLabel("Your name").waitFor();
@@ -150,6 +164,12 @@ async function main() {
       await page.getByRole("list", { name: "Credits used per day" }).waitFor();
       await page.getByRole("row").nth(2).waitFor();
       await shoot(page, "settings-usage");
+      await page.goto("/settings/sign-in");
+      await page.getByRole("button", { name: "Add a wallet" }).click();
+      await page.getByRole("list", { name: "Your sign-in methods" }).getByText(wallet.address).waitFor();
+      await page.getByRole("list", { name: "Signed-in devices" }).getByText("Safari on iPhone").waitFor();
+      await page.getByText(/^Waiting for Test Wallet/).waitFor({ state: "detached" });
+      await shoot(page, "settings-sign-in");
 
       const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 375, height: 740 }, colorScheme: theme, reducedMotion: "reduce", storageState: await context.storageState() });
       const mobile = await phone.newPage();

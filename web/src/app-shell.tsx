@@ -27,7 +27,7 @@ function ConversationTitle({ id }: { id: string | undefined }) {
 }
 
 /** The signed-in app: the navigator, the top bar, and the chat or settings. */
-export function Shell({ onLogout }: { onLogout: () => void }) {
+export function Shell() {
   const [drawer, setDrawer] = useState(false);
   const toggle = useRef<HTMLButtonElement>(null);
   const closeDrawer = () => {
@@ -54,7 +54,7 @@ export function Shell({ onLogout }: { onLogout: () => void }) {
         Skip to content
       </a>
       <div class="sidebar-wrap" id="navigator">
-        <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} onLogout={onLogout} />
+        <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} />
       </div>
       {drawer && <div class="scrim" onClick={closeDrawer} aria-hidden="true" />}
       <div class="main">

@@ -2,8 +2,8 @@ import { QueryClient, QueryClientProvider, useQueryClient } from "@tanstack/reac
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useState } from "preact/hooks";
 import { Redirect, Route, Switch, useLocation } from "wouter-preact";
-import { ApiError, setCreditHeadersHandler, setUnauthorizedHandler } from "./api/client";
-import { loginPath, readSession } from "./auth/session";
+import { ApiError, setCreditHeadersHandler } from "./api/client";
+import { currentSession, loginPath, onSessionChange, refreshSession, type Session } from "./auth/session";
 import { updateCredits } from "./chat/credits";
 
 // Each kind of page loads only its own code (route-level splitting): the login page and the
@@ -40,23 +40,32 @@ export function App() {
   );
 }
 
-/** Everything else needs a session: without one, the login screen (never an empty chat). */
+/**
+ * Everything else needs a session: restored from the refresh cookie on a reload (no visit to
+ * the provider), and without one the login screen (never an empty chat).
+ */
 function RequireLogin() {
   const [location, navigate] = useLocation();
   const client = useQueryClient();
-  const [session, setSession] = useState(readSession);
+  const [session, setSession] = useState<Session | null | "restoring">(() => currentSession() ?? "restoring");
   useEffect(() => {
-    // An expired session: back through login, then back here (the draft is in sessionStorage).
-    setUnauthorizedHandler(() => {
+    const off = onSessionChange((next, reason) => {
+      setSession(next);
+      if (next) return;
       client.clear();
-      setSession(null);
       const here = window.location.pathname + window.location.search;
-      navigate(`${loginPath(here)}${here === "/" ? "?" : "&"}expired`, { replace: true });
+      // Ended on the server (another device signed it out, it expired): back through login,
+      // then back here, with the message being typed kept (drafts are in sessionStorage).
+      if (reason === "ended") navigate(`${loginPath(here)}${here === "/" ? "?" : "&"}expired`, { replace: true });
+      else navigate("/login", { replace: true });
     });
+    if (session === "restoring") void refreshSession().then((restored) => setSession(restored));
     setCreditHeadersHandler((remaining, resetAt) => updateCredits(client, { remaining, resetAt }));
+    return off;
   }, [client]);
+  if (session === "restoring") return <Loading />;
   if (!session) return <Redirect to={loginPath(location + window.location.search)} replace />;
-  return <Shell onLogout={() => (client.clear(), setSession(null))} />;
+  return <Shell />;
 }
 
 /** While a page's code arrives (a few kilobytes, usually from the cache). */

@@ -8,6 +8,7 @@ import { isSafeAvatarUrl } from "../../platform/auth/users";
 import { DisplayName } from "../../platform/http/display-name";
 import { serviceId } from "../../platform/http/service-id";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
+import { SignInMethodSchema, signInMethodJson } from "../../platform/http/sign-in-method";
 import { CONTROL_CHARS, text } from "../../platform/http/text";
 import { MAX_INSTRUCTIONS } from "../contexts/contexts";
 
@@ -114,6 +115,7 @@ const ProfileSchema = z
       email: z.string().optional(),
       wallet: z.string().optional(),
     }),
+    identities: z.array(SignInMethodSchema).openapi({ description: "Every way the person signs in to this account, oldest first" }),
     createdAt: z.string().openapi({ format: "date-time" }),
   })
   .openapi("Profile");
@@ -165,8 +167,8 @@ export const meRoutes = createRouter()
   });
 
 function toJson(profile: Profile | null) {
-  if (!profile) throw new ApiError(401, "the account behind this API key no longer exists; sign in again");
-  return { ...profile, createdAt: profile.createdAt.toISOString() };
+  if (!profile) throw new ApiError(401, "the account behind this credential no longer exists; sign in again");
+  return { ...profile, identities: profile.identities.map(signInMethodJson), createdAt: profile.createdAt.toISOString() };
 }
 
 /** The canonical form of a BCP 47 tag (`en-us` becomes `en-US`), or null when it is not one. */

@@ -1,8 +1,9 @@
 import { eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db";
-import { users, type StoredPreferences, type StoredPreset } from "../../../schema/index";
+import { identities, users, type StoredPreferences, type StoredPreset } from "../../../schema/index";
 import { upsertUser } from "../../platform/auth/users";
+import { ensureOwnIdentity, selectSignInMethods, toSignInMethod, type SignInMethodView } from "../../platform/auth/sign-in-methods";
 import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
 import type { ModelRegistry } from "../../platform/models/registry";
 
@@ -33,6 +34,8 @@ export interface Profile {
   preferences: Preferences;
   presets: Preset[];
   identity: { issuer: string; subject: string; email?: string; wallet?: string };
+  /** Every way the person signs in to this account (linked sign-in methods). */
+  identities: SignInMethodView[];
   createdAt: Date;
 }
 
@@ -49,18 +52,16 @@ export interface ProfileChanges {
 type UserRow = typeof users.$inferSelect;
 
 /**
- * The caller's profile. By JWT the user is created on first sight (or has its identity
- * details refreshed from the token) in the same statement that reads it; by API key the
- * user exists already and is read. One round trip either way. Null only when the user
- * behind an API key has gone.
+ * The caller's profile and sign-in methods. By JWT the user is created on first sight (or
+ * has its identity details refreshed from the token) in the same statement that reads it;
+ * by session or API key the user exists already and is read. One round trip either way.
+ * Null only when the user behind an API key or session has gone.
  */
 export async function getProfile(db: Db, principal: Principal, now: Date, defaultModel: string): Promise<Profile | null> {
-  if (principal.via === "jwt") {
-    const [row] = await upsertUser(db, principal, now);
-    return toProfile(row!, defaultModel);
-  }
-  const [row] = await db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
-  return row ? toProfile(row, defaultModel) : null;
+  const read =
+    principal.via === "jwt" ? upsertUser(db, principal, now) : db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
+  const [[row], , methods] = await db.batch([read, ensureOwnIdentity(db, principal.userId), selectSignInMethods(db, principal.userId)]);
+  return row ? toProfile(row, methods, defaultModel) : null;
 }
 
 /**
@@ -89,15 +90,16 @@ export async function updateProfile(
     .set(set as Partial<typeof users.$inferInsert>)
     .where(eq(users.id, principal.userId))
     .returning();
+  const methods = [ensureOwnIdentity(db, principal.userId), selectSignInMethods(db, principal.userId)] as const;
   if (principal.via === "jwt") {
-    const [, updated] = await db.batch([upsertUser(db, principal, now), update]);
-    return toProfile(updated[0]!, defaultModel);
+    const [, updated, , rows] = await db.batch([upsertUser(db, principal, now), update, ...methods]);
+    return toProfile(updated[0]!, rows, defaultModel);
   }
-  const [row] = await update;
-  return row ? toProfile(row, defaultModel) : null;
+  const [[row], , rows] = await db.batch([update, ...methods]);
+  return row ? toProfile(row, rows, defaultModel) : null;
 }
 
-function toProfile(row: UserRow, defaultModel: string): Profile {
+function toProfile(row: UserRow, methods: Array<typeof identities.$inferSelect>, defaultModel: string): Profile {
   const identity: Profile["identity"] = { issuer: row.issuer, subject: row.subject };
   if (row.email !== null) identity.email = row.email;
   if (row.wallet !== null) identity.wallet = row.wallet;
@@ -108,6 +110,7 @@ function toProfile(row: UserRow, defaultModel: string): Profile {
     preferences: withDefaults(row.preferences, defaultModel),
     presets: row.presets ?? [],
     identity,
+    identities: methods.map(toSignInMethod),
     createdAt: row.createdAt,
   };
 }

@@ -5,8 +5,8 @@ import { ApiError } from "../http/errors";
 import { waitUntil } from "../wait-until";
 import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
 import { clientKey } from "./rate-limit";
-import { userIdFor } from "./identity";
 import { InvalidTokenError, KeysUnavailable, type Identity } from "./jwt";
+import { publicOrigin } from "../http/public-origin";
 
 /**
  * A 401 with its RFC 6750 challenge: no error code when no credential came, else
@@ -18,12 +18,14 @@ function unauthorized(message: string, error?: "invalid_request" | "invalid_toke
 }
 
 /**
- * Accepts an identity-provider JWT (`Authorization: Bearer <jwt>`) or an API key
- * (`X-API-Key: <key>` or `Authorization: Bearer sk_…`). A JWT costs no database round
- * trip; an API key costs one indexed read.
+ * Accepts a session access token or an identity-provider JWT (`Authorization: Bearer
+ * <jwt>`), or an API key (`X-API-Key: <key>` or `Authorization: Bearer sk_…`). A JWT costs
+ * no database round trip (but for a process's first, which reads the linked identities,
+ * see identity-links.ts); an API key costs one indexed read.
  */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const { db, verifyJwt, now, log, rateLimiter } = c.get("deps");
+  const deps = c.get("deps");
+  const { db, verifyJwt, now, log, rateLimiter, sessionTokens, identityLinks } = deps;
 
   let key: Awaited<ReturnType<typeof findApiKey>> = null;
   try {
@@ -32,6 +34,15 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
       key = await findApiKey(db, credential.value);
       if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
       c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
+    } else if (sessionTokens?.isSessionToken(credential.value)) {
+      let claims;
+      try {
+        claims = await sessionTokens.verify(credential.value, { issuer: publicOrigin(deps), now: now() });
+      } catch (err) {
+        if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
+        throw err;
+      }
+      c.set("principal", { via: "session", userId: claims.userId, sessionId: claims.sessionId, method: claims.method });
     } else {
       let identity: Identity;
       try {
@@ -41,7 +52,11 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         if (err instanceof KeysUnavailable) throw new ApiError(503, err.message, { code: "identity_provider_unavailable", headers: { "Retry-After": "10" } });
         throw err;
       }
-      c.set("principal", { via: "jwt", userId: await userIdFor(identity.issuer, identity.subject), identity });
+      const userId = await identityLinks.accountOf(db, identity.issuer, identity.subject, (work) => void waitUntil(c, work));
+      if (userId === null) {
+        throw unauthorized("this sign-in method was removed from its account: sign in with it to start a new account, or add it to an account again", "invalid_token");
+      }
+      c.set("principal", { via: "jwt", userId, identity });
     }
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) await countFailure(c);
@@ -79,6 +94,15 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
  */
 async function countFailure(c: Context<AppEnv>): Promise<void> {
   if (c.req.header("X-API-Key") === undefined && c.req.header("Authorization") === undefined) return;
+  await countFailedAuthentication(c);
+}
+
+/**
+ * Counts a refused proof of identity (a bad credential, a wallet signature that does not
+ * hold, a spent refresh token) against the client's address: past AUTH_FAILURES_PER_MINUTE
+ * it throws the 429 to answer instead.
+ */
+export async function countFailedAuthentication(c: Context<AppEnv>): Promise<void> {
   const { authFailureLimiter, clientAddress, now } = c.get("deps");
   const client = clientAddress?.(c);
   if (!client) return;
@@ -92,10 +116,12 @@ async function countFailure(c: Context<AppEnv>): Promise<void> {
   }
 }
 
-/** For what only a signed-in person may do (managing API keys): an API key gets 403. */
+/** For what only a signed-in person may do (managing API keys, sessions, sign-in methods): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.get("principal")?.via !== "jwt") {
-    throw new ApiError(403, "API keys cannot manage API keys; sign in with your identity provider's access token", { code: "api_key_not_allowed" });
+  if (c.get("principal")?.via === "api-key") {
+    throw new ApiError(403, "API keys cannot manage API keys, sessions or sign-in methods; sign in and use your session's or identity provider's access token", {
+      code: "api_key_not_allowed",
+    });
   }
   await next();
 });

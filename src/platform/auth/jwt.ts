@@ -37,7 +37,12 @@ export interface JwtVerifierOptions {
   keysMaxAgeMs?: number;
 }
 
-export type JwtVerifier = (token: string) => Promise<Identity>;
+/**
+ * Verifies an identity-provider token. `audience` overrides the configured one, for ID
+ * tokens (whose audience is the client id): such a verdict is never cached, so that a
+ * token verified for one audience is not taken for another.
+ */
+export type JwtVerifier = (token: string, options?: { audience?: string }) => Promise<Identity>;
 
 /** Why a token was refused, in words safe to show the caller (never the token). */
 export class InvalidTokenError extends Error {
@@ -57,16 +62,17 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
   const source = keyFor(options.source, options.keysMaxAgeMs ?? KEYS_MAX_AGE_MS);
   const key = await source.key;
   const algorithms = await source.algorithms;
-  const verified = new VerifiedTokenCache();
-  return async (token) => {
-    const cached = verified.get(token);
+  const verified = new VerifiedTokenCache<Identity>();
+  return async (token, { audience = options.audience } = {}) => {
+    const usual = audience === options.audience;
+    const cached = usual ? verified.get(token) : undefined;
     if (cached) return cached;
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, key as JWTVerifyGetKey, {
         algorithms,
         issuer: options.issuer,
-        audience: options.audience,
+        audience,
         requiredClaims: ["exp", "sub"],
         clockTolerance: 5,
       }));
@@ -84,7 +90,7 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
       throw new InvalidTokenError('the access token\'s "iss" claim must be a string of at most 255 characters, without U+0000');
     }
     const identity = identityOf(payload);
-    verified.set(token, identity, payload);
+    if (usual) verified.set(token, identity, payload);
     return identity;
   };
 }
@@ -95,29 +101,28 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
  * time can change the verdict: an entry lives until the token's exp, at most five minutes,
  * and only once its nbf has passed. Bounded; losing it costs only a re-verification.
  */
-class VerifiedTokenCache {
+export class VerifiedTokenCache<T> {
   private static readonly MAX_ENTRIES = 10_000;
   private static readonly MAX_AGE_MS = 5 * 60_000;
-  private readonly entries = new Map<string, { identity: Identity; until: number }>();
+  private readonly entries = new Map<string, { value: T; until: number }>();
 
-  get(token: string): Identity | undefined {
+  get(token: string, now = Date.now()): T | undefined {
     const entry = this.entries.get(token);
     if (!entry) return undefined;
-    if (Date.now() >= entry.until) {
+    if (now >= entry.until) {
       this.entries.delete(token);
       return undefined;
     }
-    return entry.identity;
+    return entry.value;
   }
 
-  set(token: string, identity: Identity, payload: JWTPayload): void {
-    const now = Date.now();
+  set(token: string, value: T, payload: JWTPayload, now = Date.now()): void {
     if (payload.nbf !== undefined && payload.nbf * 1000 > now) return;
     const until = Math.min((payload.exp ?? 0) * 1000, now + VerifiedTokenCache.MAX_AGE_MS);
     if (until <= now) return;
     // Map keeps insertion order: dropping the first entry drops the oldest.
     if (this.entries.size >= VerifiedTokenCache.MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(token, { identity, until });
+    this.entries.set(token, { value, until });
   }
 }
 

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Principal } from "./principal";
+import type { Identity } from "./jwt";
 import { bound, perDb, type Db } from "../db";
 import { users } from "../../../schema/index";
 
@@ -36,7 +37,7 @@ export function isSafeAvatarUrl(value: string): boolean {
  */
 export function ensureUser(db: Db, principal: Principal, now: Date) {
   if (principal.via !== "jwt") return null;
-  return bound(preparedEnsureUser(db), newUser(principal, now));
+  return bound(preparedEnsureUser(db), newUser(principal.userId, principal.identity, now));
 }
 
 // Every JWT write request starts with this statement: built once per handle (see perDb).
@@ -67,7 +68,7 @@ const preparedEnsureUser = perDb((db) =>
 export function upsertUser(db: Db, principal: JwtPrincipal, now: Date) {
   return db
     .insert(users)
-    .values(newUser(principal, now))
+    .values(newUser(principal.userId, principal.identity, now))
     .onConflictDoUpdate({
       target: users.id,
       set: {
@@ -78,10 +79,10 @@ export function upsertUser(db: Db, principal: JwtPrincipal, now: Date) {
     .returning();
 }
 
-function newUser(principal: JwtPrincipal, now: Date) {
-  const { identity } = principal;
+/** The row of a new account, seeded from what the sign-in told about the person. */
+export function newUser(userId: string, identity: Identity, now: Date) {
   return {
-    id: principal.userId,
+    id: userId,
     issuer: identity.issuer,
     subject: identity.subject,
     email: identity.email ?? null,

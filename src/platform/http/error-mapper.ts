@@ -13,6 +13,8 @@ export interface HttpError {
 
 const STATUS_OF: Record<ErrorKind, ErrorStatus> = {
   invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
   cancelled: 400,
   "not-found": 404,
   conflict: 409,
@@ -55,6 +57,8 @@ export function toHttpError(err: unknown, requestId: string, onFault: (err: unkn
     const { retryAfterSeconds, credits, field } = err.detail;
     if (retryAfterSeconds !== undefined) headers["Retry-After"] = String(retryAfterSeconds);
     if (credits) Object.assign(headers, creditHeaders(credits));
+    // RFC 6750: every 401 names its scheme, so a client knows to sign in again.
+    if (status === 401) headers["WWW-Authenticate"] = 'Bearer realm="api", error="invalid_token"';
     return { status, code: err.code, message: err.message, headers, field: field ?? null };
   }
   if (err instanceof ApiError) {

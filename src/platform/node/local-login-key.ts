@@ -15,6 +15,12 @@ export function localKeyFile(databaseUrl = DEFAULT_DATABASE_URL): string {
   return join(dir, "local-login-key.json");
 }
 
+/** Where the Node server keeps the key that signs its sessions' access tokens when SESSION_SIGNING_KEY is unset. */
+export function sessionKeyFile(databaseUrl = DEFAULT_DATABASE_URL): string {
+  return join(dirname(localKeyFile(databaseUrl)), "session-key.json");
+}
+
+/** The ES256 key pair kept in `file`, made on first use (the local-login key, the session key). */
 export async function loadOrCreateLocalKey(file: string): Promise<LocalKey> {
   if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as LocalKey;
   const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });

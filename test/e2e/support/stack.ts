@@ -103,6 +103,17 @@ export async function startStack(
   };
 }
 
+/**
+ * An access token for the person named `name` (local login), from a session of its own, as
+ * another device of theirs would hold: for the API calls a test makes beside the browser
+ * (whose own token lives only in the page's memory).
+ */
+export async function apiToken(stack: Pick<Stack, "url">, name: string): Promise<string> {
+  const res = await fetch(`${stack.url}/auth/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ local: { name } }) });
+  if (!res.ok) throw new Error(`POST /auth/session answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { accessToken: string }).accessToken;
+}
+
 /** Logs in on the local login screen with a name, and waits for the chat. */
 export async function logInLocally(page: Page, name: string) {
   await page.goto("/");
@@ -128,4 +139,14 @@ export async function eventually(what: string, check: () => Promise<boolean>, ti
     if (Date.now() > until) throw new Error(`gave up waiting: ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Whatever about a session sits in the page's storage (tokens, refresh tokens, login
+ * leftovers): the keys that hold any. The session lives in memory and an HttpOnly cookie, so
+ * none may.
+ */
+export async function sessionTraces(page: Page): Promise<string[]> {
+  const stored = await page.evaluate(() => [...Object.entries(localStorage), ...Object.entries(sessionStorage)]);
+  return stored.filter(([key, value]) => /auth|token|session/i.test(key) || /eyJ|rt_|Bearer/.test(value)).map(([key]) => key);
 }

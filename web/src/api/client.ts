@@ -1,5 +1,5 @@
 import createClient, { type Middleware } from "openapi-fetch";
-import { dropSession, readSession } from "../auth/session";
+import { freshToken, refreshSession, sessionEnded } from "../auth/session";
 import type { components, paths } from "./schema";
 
 export type Schemas = components["schemas"];
@@ -23,44 +23,54 @@ export class ApiError extends Error {
   }
 }
 
-/** Called when the API says the session is no longer valid (401). */
-let onUnauthorized: () => void = () => {};
-export function setUnauthorizedHandler(handler: () => void) {
-  onUnauthorized = handler;
-}
-
 /** Credit headers arrive on every charged reply: whoever shows the counter listens here. */
 let onCreditHeaders: (remaining: number, resetAt: string) => void = () => {};
 export function setCreditHeadersHandler(handler: (remaining: number, resetAt: string) => void) {
   onCreditHeaders = handler;
 }
 
-const auth: Middleware = {
-  onRequest({ request }) {
-    const session = readSession();
-    if (session && !request.headers.has("Authorization")) request.headers.set("Authorization", `Bearer ${session.token}`);
-    return request;
-  },
+const notice: Middleware = {
   onResponse({ response }) {
     noticeResponse(response);
     return response;
   },
 };
 
-/** Shared by the typed client and the few raw fetches (streams, uploads). */
+/** The credit headers of a reply: shared by the typed client and the few raw fetches (streams, uploads). */
 export function noticeResponse(response: Response) {
   const remaining = response.headers.get("X-Credits-Remaining");
   const reset = response.headers.get("X-Credits-Reset");
   if (remaining !== null && reset) onCreditHeaders(Number(remaining), reset);
-  if (response.status === 401) {
-    dropSession();
-    onUnauthorized();
+}
+
+/**
+ * fetch with the session's access token, renewed first when it is about to expire. A 401
+ * (the token expired meanwhile, or its session was ended elsewhere) renews it and retries
+ * the request once; a 401 after that ends the session here. The request is copied before
+ * it is sent, so that its body can go again. Without a session, the request goes as it is.
+ */
+export async function authedFetch(input: Request): Promise<Response> {
+  const token = await freshToken();
+  if (!token) return fetch(input);
+  const retry = input.clone();
+  input.headers.set("Authorization", `Bearer ${token}`);
+  const response = await fetch(input);
+  if (response.status !== 401) return response;
+  const renewed = await refreshSession();
+  if (renewed) {
+    await response.body?.cancel();
+    retry.headers.set("Authorization", `Bearer ${renewed.token}`);
+    const again = await fetch(retry);
+    if (again.status !== 401) return again;
+    await again.body?.cancel();
   }
+  sessionEnded();
+  return response;
 }
 
 /** The typed client of the service's public API (types generated from its OpenAPI document). */
-export const api = createClient<paths>({ baseUrl: location.origin });
-api.use(auth);
+export const api = createClient<paths>({ baseUrl: location.origin, fetch: authedFetch });
+api.use(notice);
 
 /** Unwraps an openapi-fetch result: the data, or an ApiError with the server's message. */
 export async function must<T>(promise: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
@@ -77,8 +87,3 @@ export function toApiError(response: Response, body: unknown): ApiError {
   return new ApiError(response.status, message, response.headers);
 }
 
-/** Authorization headers for requests the typed client cannot make (multipart, public pages). */
-export function authHeaders(): Record<string, string> {
-  const session = readSession();
-  return session ? { Authorization: `Bearer ${session.token}` } : {};
-}

@@ -1,12 +1,12 @@
-import { authHeaders, noticeResponse, toApiError } from "./client";
+import { authedFetch, noticeResponse, toApiError } from "./client";
 
 /**
  * Downloads an authenticated file of the API (an export) the way a link with `download`
  * would: the name from its Content-Disposition, saved by the browser. A link cannot carry
- * the Authorization header, so the file is fetched and handed over as a blob.
+ * the session's access token, so the file is fetched and handed over as a blob.
  */
 export async function downloadFile(path: string, fallbackName: string): Promise<void> {
-  const response = await fetch(path, { headers: authHeaders() });
+  const response = await authedFetch(new Request(path));
   noticeResponse(response);
   if (!response.ok) throw toApiError(response, await response.json().catch(() => null));
   const name = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") ?? "")?.[1] ?? fallbackName;

@@ -1,46 +1,125 @@
-// The user's token lives in localStorage (so other tabs share it) and is sent only as an
-// Authorization header, never as a cookie. Logging out removes every key this app wrote.
+// The session lives in this page's memory only. Its access token is never written to
+// localStorage or sessionStorage (a script injected into the page could read those): it is
+// renewed through the refresh cookie, which is HttpOnly (no script reads it), SameSite=Strict
+// and sent only to /auth. A reload restores the session from that cookie (POST
+// /auth/refresh); the token is renewed shortly before it expires and after a 401, and the
+// request is retried once. Refreshes of every tab of this origin take turns (Web Locks): the
+// refresh token is replaced at each one, and two refreshes racing with the same token would
+// end the session as if it had been stolen.
 
-const TOKEN = "auth.token";
-const EXPIRES = "auth.expiresAt";
-const OIDC_PENDING = "auth.oidc";
+export interface AccountSummary {
+  id: string;
+  name: string;
+  avatarUrl: string | null;
+}
+
+/** What POST /auth/session and POST /auth/refresh answer. */
+export interface SessionReply {
+  accessToken: string;
+  expiresAt: string;
+  user: AccountSummary;
+}
 
 export interface Session {
   token: string;
-  expiresAt: number | null;
+  expiresAt: number;
+  /** When to renew it: a minute before it expires, or at 80% of a shorter lifetime. */
+  renewAt: number;
+  user: AccountSummary;
 }
 
-export function readSession(): Session | null {
-  const token = localStorage.getItem(TOKEN);
-  if (!token) return null;
-  const raw = localStorage.getItem(EXPIRES);
-  const expiresAt = raw ? Number(raw) : null;
-  if (expiresAt !== null && expiresAt <= Date.now()) return null;
-  return { token, expiresAt };
+let current: Session | null = null;
+let renewal: ReturnType<typeof setTimeout> | undefined;
+let refreshing: Promise<Session | null> | undefined;
+/** Why a session is gone: the person signed out (here or in another tab), or it ended on the server. */
+export type EndReason = "signed-out" | "ended";
+const listeners = new Set<(session: Session | null, reason?: EndReason) => void>();
+
+/** Other tabs hear of a sign-out here (a message without any token), and sign out too. */
+const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("session") : undefined;
+channel?.addEventListener("message", (event) => {
+  if (event.data === "signed-out") setSession(null, "signed-out");
+});
+
+// Earlier versions of the client kept the token in localStorage: none of it may stay behind.
+for (const key of ["auth.token", "auth.expiresAt"]) localStorage.removeItem(key);
+
+export function currentSession(): Session | null {
+  return current;
 }
 
-export function saveSession(token: string, expiresAt: number | null) {
-  localStorage.setItem(TOKEN, token);
-  if (expiresAt === null) localStorage.removeItem(EXPIRES);
-  else localStorage.setItem(EXPIRES, String(expiresAt));
+/** Calls `listener` with the session whenever it changes (signed in, renewed, ended); returns the unsubscribe. */
+export function onSessionChange(listener: (session: Session | null, reason?: EndReason) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
 }
 
-/** Forgets the token (an expired session); drafts stay so nothing typed is lost. */
-export function dropSession() {
-  localStorage.removeItem(TOKEN);
-  localStorage.removeItem(EXPIRES);
+function setSession(session: Session | null, reason?: EndReason) {
+  current = session;
+  clearTimeout(renewal);
+  // A 401 renews it too, should the timer not have run (a sleeping laptop, a throttled tab).
+  if (session) renewal = setTimeout(() => void refreshSession(), Math.max(0, session.renewAt - Date.now()));
+  for (const listener of listeners) listener(session, session ? undefined : reason);
 }
 
-/** Log out: every token and login leftover goes, in this tab's storage and the shared one. */
-export function logOut() {
-  dropSession();
-  sessionStorage.removeItem(OIDC_PENDING);
+/** Takes the session a sign-in answered. */
+export function adoptSession(reply: SessionReply): Session {
+  const expiresAt = Date.parse(reply.expiresAt);
+  const left = expiresAt - Date.now();
+  const session = { token: reply.accessToken, expiresAt, renewAt: expiresAt - Math.min(60_000, left * 0.2), user: reply.user };
+  setSession(session);
+  return session;
+}
+
+/**
+ * A new access token from the refresh cookie, or null when there is no session to renew (never
+ * signed in here, signed out, ended from another device). Concurrent calls share one request,
+ * and tabs take turns.
+ */
+export function refreshSession(): Promise<Session | null> {
+  refreshing ??= withRefreshLock(async () => {
+    const response = await fetch("/auth/refresh", { method: "POST", headers: { Accept: "application/json" } });
+    if (response.ok) return adoptSession((await response.json()) as SessionReply);
+    // A server that cannot answer now (5xx, offline) has not ended the session: keep what we have.
+    if (response.status >= 500) return current;
+    setSession(null, "ended");
+    return null;
+  })
+    .catch(() => current) // the network: try again later, on the next request
+    .finally(() => (refreshing = undefined));
+  return refreshing;
+}
+
+function withRefreshLock<T>(work: () => Promise<T>): Promise<T> {
+  return navigator.locks ? (navigator.locks.request("session-refresh", work) as Promise<T>) : work();
+}
+
+/** Signs out on the server (ends the session, clears the cookie), here and in the other tabs. */
+export async function signOut(): Promise<void> {
+  setSession(null, "signed-out");
+  channel?.postMessage("signed-out");
+  await fetch("/auth/logout", { method: "POST" }).catch(() => {});
+  // What a sign-in through the identity provider may have left, should it not have finished.
   for (const key of Object.keys(sessionStorage)) if (key.startsWith("auth.")) sessionStorage.removeItem(key);
 }
 
-export const OIDC_PENDING_KEY = OIDC_PENDING;
+/** The session ended on the server (a 401 that refreshing did not cure). */
+export function sessionEnded() {
+  if (current) setSession(null, "ended");
+}
 
-/** Where to go after logging in: the page the person was on, if it is one of ours. */
+/** The access token to send, renewed first when it is due (the renewal timer may not have run). */
+export async function freshToken(): Promise<string | null> {
+  const session = current;
+  if (!session) return null;
+  if (Date.now() < session.renewAt) return session.token;
+  return (await refreshSession())?.token ?? null;
+}
+
+/** Where to go after signing in: the page the person was on, if it is one of ours. */
 export function loginPath(from: string) {
   return from && from !== "/" && !from.startsWith("/login") ? `/login?next=${encodeURIComponent(from)}` : "/login";
 }
+
+/** Where the identity provider's redirect keeps its PKCE state until it comes back (then removed). */
+export const OIDC_PENDING_KEY = "auth.oidc";

@@ -1,4 +1,4 @@
-import { ApiError, authHeaders, noticeResponse, type Credits } from "../api/client";
+import { ApiError, authedFetch, noticeResponse, type Credits } from "../api/client";
 import type { paths } from "../api/schema";
 
 type SendBody = paths["/chat/send"]["post"]["requestBody"]["content"]["application/json"];
@@ -33,17 +33,18 @@ export function regenerateReply(contextId: string, messageId: string, body: Omit
  * event, and with the abort reason when `signal` aborts (the server then refunds it).
  */
 async function streamExchange(path: string, body: object, options: StreamOptions): Promise<DoneEvent> {
-  const response = await fetch(path, {
-    method: "POST",
-    headers: {
-      ...authHeaders(),
-      "Content-Type": "application/json",
-      Accept: "text/event-stream",
-      "Idempotency-Key": options.idempotencyKey,
-    },
-    body: JSON.stringify(body),
-    signal: options.signal,
-  });
+  const response = await authedFetch(
+    new Request(path, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "text/event-stream",
+        "Idempotency-Key": options.idempotencyKey,
+      },
+      body: JSON.stringify(body),
+      signal: options.signal,
+    }),
+  );
   noticeResponse(response);
   if (!response.ok || !response.body) {
     const error = (await response.json().catch(() => null)) as { message?: string } | null;

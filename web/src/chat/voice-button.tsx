@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, authHeaders, noticeResponse } from "../api/client";
+import { ApiError, authedFetch, noticeResponse } from "../api/client";
 import { useClientConfig } from "../api/client-config";
 import { Icon } from "../ui/icons";
 import { microphoneErrorMessage, recognitionErrorMessage } from "./voice-errors";
@@ -25,7 +25,7 @@ async function transcribe(audio: Blob, language: string): Promise<string> {
   const ext = audio.type.includes("ogg") ? "ogg" : audio.type.includes("mp4") ? "m4a" : "webm";
   form.append("file", audio, `recording.${ext}`);
   if (language) form.append("language", language);
-  const response = await fetch("/audio/transcriptions", { method: "POST", headers: authHeaders(), body: form });
+  const response = await authedFetch(new Request("/audio/transcriptions", { method: "POST", body: form }));
   noticeResponse(response);
   const body = (await response.json().catch(() => null)) as { text?: string; message?: string } | null;
   if (!response.ok) throw new ApiError(response.status, body?.message ?? `transcription failed (${response.status})`);

@@ -1,17 +1,35 @@
 import { useEffect, useState } from "preact/hooks";
 import { Link, useLocation } from "wouter-preact";
 import { fetchClientConfig } from "../api/client-config";
-import { finishOidcLogin } from "./oidc";
+import { api, must } from "../api/client";
+import { adoptSession, currentSession, refreshSession } from "../auth/session";
+import { finishOidcLogin, type OidcConfig } from "./oidc";
 
-/** The OIDC redirect URI: finishes the code exchange, then goes where the person was. */
+/**
+ * The OpenID Connect redirect URI: finishes the code exchange, trades the provider's token
+ * for a session (or adds the provider's account to the signed-in person's, from Settings),
+ * then goes where the person was.
+ */
 export function AuthCallback() {
   const [, navigate] = useLocation();
   const [error, setError] = useState<string | null>(null);
+  // Where "back" leads when it fails: the login screen, or Settings when adding the account there.
+  const [back, setBack] = useState({ href: "/login", label: "Back to sign-in" });
   useEffect(() => {
     (async () => {
       const config = await fetchClientConfig();
-      if (config.auth.mode !== "oidc") throw new Error("this server does not use an identity provider");
-      navigate(await finishOidcLogin(config.auth), { replace: true });
+      const oidc = config.signIn.methods.find((m): m is OidcConfig => m.method === "oidc");
+      if (!oidc) throw new Error("this server does not sign in with an identity provider");
+      const { accessToken, next, purpose } = await finishOidcLogin(oidc);
+      if (purpose === "link") {
+        setBack({ href: "/settings/sign-in", label: "Back to Settings" });
+        // The page was left for the provider: the session comes back from its cookie.
+        if (!currentSession() && !(await refreshSession())) throw new Error("your session ended meanwhile: sign in, then add the account again");
+        await must(api.POST("/me/identities", { body: { accessToken } }));
+      } else {
+        adoptSession(await must(api.POST("/auth/session", { body: { accessToken } })));
+      }
+      navigate(next, { replace: true });
     })().catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));
   }, []);
   return (
@@ -19,16 +37,16 @@ export function AuthCallback() {
       <div class="login-card">
         {error ? (
           <>
-            <h1>Login did not finish</h1>
+            <h1>Sign-in did not finish</h1>
             <p role="alert" class="error">
               {error}
             </p>
-            <Link href="/login" class="button primary wide">
-              Back to login
+            <Link href={back.href} class="button primary wide">
+              {back.label}
             </Link>
           </>
         ) : (
-          <p role="status">Logging you in…</p>
+          <p role="status">Signing you in…</p>
         )}
       </div>
     </main>

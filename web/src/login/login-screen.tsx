@@ -2,14 +2,19 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
-import { saveSession } from "../auth/session";
+import { adoptSession } from "../auth/session";
+import type { OidcConfig } from "./oidc";
+import { WalletPicker } from "./wallet-picker";
 
 function nextPath(search: string) {
   const next = new URLSearchParams(search).get("next");
   return next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
 }
 
-/** An unauthenticated visitor lands here: a name (local login) or the identity provider. */
+/**
+ * An unauthenticated visitor lands here: one button per way this server signs people in
+ * (/client-config): the identity provider, a browser wallet, and in local mode a name.
+ */
 export function LoginScreen() {
   const config = useClientConfig();
   const search = useSearch();
@@ -18,39 +23,45 @@ export function LoginScreen() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const nameInput = useRef<HTMLInputElement>(null);
-  useEffect(() => nameInput.current?.focus(), [config.data?.auth.mode]);
+  const methods = config.data?.signIn.methods ?? [];
+  const oidc = methods.find((m): m is OidcConfig => m.method === "oidc");
+  const wallet = methods.some((m) => m.method === "wallet");
+  const local = methods.some((m) => m.method === "local");
+  useEffect(() => nameInput.current?.focus(), [local]);
   const next = nextPath(search);
   const expired = new URLSearchParams(search).has("expired");
 
-  async function localLogin(e: Event) {
-    e.preventDefault();
+  async function run(work: () => Promise<void>) {
     setBusy(true);
     setError(null);
     try {
-      const body = await must(api.POST("/auth/local", { body: { name: name.trim() } }));
-      saveSession(body.token, body.expiresAt ? new Date(body.expiresAt).getTime() : null);
-      navigate(next, { replace: true });
+      await work();
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
-    } finally {
       setBusy(false);
     }
   }
 
-  async function oidcLogin() {
-    if (config.data?.auth.mode !== "oidc") return;
-    setBusy(true);
-    setError(null);
-    try {
-      // oauth4webapi only for the click that needs it: a local login never loads it.
+  const signedIn = (reply: Parameters<typeof adoptSession>[0]) => {
+    adoptSession(reply);
+    navigate(next, { replace: true });
+  };
+
+  const localLogin = (e: Event) => {
+    e.preventDefault();
+    void run(async () => signedIn(await must(api.POST("/auth/session", { body: { local: { name: name.trim() } } }))));
+  };
+
+  const oidcLogin = () =>
+    void run(async () => {
+      // oauth4webapi only for the click that needs it.
       const { startOidcLogin } = await import("./oidc");
-      await startOidcLogin(config.data.auth, next);
-    } catch (err) {
-      setError(`The identity provider could not be reached: ${err instanceof Error ? err.message : String(err)}`);
-      setBusy(false);
-    }
-  }
+      await startOidcLogin(oidc!, next).catch((err: unknown) => {
+        throw new Error(`The identity provider could not be reached: ${err instanceof Error ? err.message : String(err)}`);
+      });
+    });
 
+  const noButtons = config.data && !oidc && !wallet && !local;
   return (
     <main class="login">
       <div class="login-card">
@@ -58,36 +69,67 @@ export function LoginScreen() {
           <img src="/favicon.svg" alt="" width="40" height="40" />
         </div>
         <h1>Welcome to Assistant Chat</h1>
-        {expired && <p class="notice">Your session ended. Log in again: your unsent message is kept.</p>}
+        {expired && <p class="notice">Your session ended. Sign in again: your unsent message is kept.</p>}
         {config.isPending && <p class="muted">Loading…</p>}
-        {config.isError && <p role="alert" class="error">{config.error.message}</p>}
-        {config.data?.auth.mode === "local" && (
-          <form onSubmit={localLogin} class="stack">
-            <p class="muted">This server runs without an identity provider: pick a name to log in with.</p>
-            <label class="field">
-              <span>Your name</span>
-              <input
-                name="name"
-                autoComplete="username"
-                required
-                maxLength={100}
-                value={name}
-                onInput={(e) => setName(e.currentTarget.value)}
-                ref={nameInput}
-              />
-            </label>
-            <button class="button primary wide" type="submit" disabled={busy || name.trim() === ""}>
-              Log in
-            </button>
-          </form>
+        {config.isError && (
+          <p role="alert" class="error">
+            {config.error.message}
+          </p>
         )}
-        {config.data?.auth.mode === "oidc" && (
-          <div class="stack">
-            <p class="muted">Log in with {new URL(config.data.auth.issuer).host}: it offers its own ways to sign in.</p>
-            <button class="button primary wide" type="button" onClick={oidcLogin} disabled={busy}>
-              Continue to log in
-            </button>
-          </div>
+        {config.data && config.data.signIn.origin !== location.origin && (
+          <p class="notice">
+            This page is open at {location.host}, but the service's address is{" "}
+            <a href={`${config.data.signIn.origin}${location.pathname}${location.search}`}>{config.data.signIn.origin}</a>: open it there to stay
+            signed in and to sign in with a wallet.
+          </p>
+        )}
+        {config.data?.signIn.unavailable && (
+          <p role="alert" class="error">
+            {config.data.signIn.unavailable}
+          </p>
+        )}
+        {noButtons && !config.data?.signIn.unavailable && <p class="muted">This server offers no way to sign in to the web client.</p>}
+        {oidc && (
+          <button class="button primary wide" type="button" onClick={oidcLogin} disabled={busy}>
+            Continue with {oidc.name}
+          </button>
+        )}
+        {wallet && (
+          <WalletPicker
+            label="Continue with a wallet"
+            wide
+            primary={!oidc && !local}
+            disabled={busy}
+            onProof={async (proof) => signedIn(await must(api.POST("/auth/session", { body: { wallet: proof } })))}
+            onError={setError}
+          />
+        )}
+        {local && (
+          <>
+            {(oidc || wallet) && (
+              <p class="divider" aria-hidden="true">
+                <span>or</span>
+              </p>
+            )}
+            <form onSubmit={localLogin} class="stack">
+              <p class="muted">This server runs without an identity provider: pick a name to sign in with.</p>
+              <label class="field">
+                <span>Your name</span>
+                <input
+                  name="name"
+                  autoComplete="username"
+                  required
+                  maxLength={100}
+                  value={name}
+                  onInput={(e) => setName(e.currentTarget.value)}
+                  ref={nameInput}
+                />
+              </label>
+              <button class="button primary wide" type="submit" disabled={busy || name.trim() === ""}>
+                Log in
+              </button>
+            </form>
+          </>
         )}
         {error && (
           <p role="alert" class="error">

@@ -1,13 +1,20 @@
 import * as oauth from "oauth4webapi";
 import type { ClientConfig } from "../api/client-config";
-import { OIDC_PENDING_KEY, saveSession } from "../auth/session";
+import { OIDC_PENDING_KEY } from "../auth/session";
 
-type OidcConfig = Extract<ClientConfig["auth"], { mode: "oidc" }>;
+/** The identity provider's sign-in, as /client-config offers it. */
+export type OidcConfig = Extract<ClientConfig["signIn"]["methods"][number], { method: "oidc" }>;
 
+/** Signing in, or adding the provider's account to the signed-in person's (Settings). */
+export type OidcPurpose = "sign-in" | "link";
+
+// Kept in sessionStorage only across the redirect to the provider and back, then removed:
+// the PKCE verifier and state, no token.
 interface Pending {
   verifier: string;
   state: string;
   next: string;
+  purpose: OidcPurpose;
 }
 
 const redirectUri = () => `${location.origin}/auth/callback`;
@@ -32,7 +39,7 @@ function audienceParams(config: OidcConfig): Record<string, string> {
 }
 
 /** Authorization Code + PKCE: off to the identity provider's own login page. */
-export async function startOidcLogin(config: OidcConfig, next: string) {
+export async function startOidcLogin(config: OidcConfig, next: string, purpose: OidcPurpose = "sign-in") {
   const as = await discover(config);
   if (!as.authorization_endpoint) throw new Error("the identity provider has no authorization endpoint");
   const verifier = oauth.generateRandomCodeVerifier();
@@ -46,12 +53,15 @@ export async function startOidcLogin(config: OidcConfig, next: string) {
   url.searchParams.set("code_challenge_method", "S256");
   url.searchParams.set("state", state);
   for (const [k, v] of Object.entries(audienceParams(config))) url.searchParams.set(k, v);
-  sessionStorage.setItem(OIDC_PENDING_KEY, JSON.stringify({ verifier, state, next } satisfies Pending));
+  sessionStorage.setItem(OIDC_PENDING_KEY, JSON.stringify({ verifier, state, next, purpose } satisfies Pending));
   location.assign(url.href);
 }
 
-/** Back from the provider: trade the code for an access token; returns where to go next. */
-export async function finishOidcLogin(config: OidcConfig): Promise<string> {
+/**
+ * Back from the provider: trades the code for the provider's access token, which the caller
+ * then trades for a session (or adds to the account); says where to go next and why.
+ */
+export async function finishOidcLogin(config: OidcConfig): Promise<{ accessToken: string; next: string; purpose: OidcPurpose }> {
   const raw = sessionStorage.getItem(OIDC_PENDING_KEY);
   if (!raw) throw new Error("this login was not started here, or it already finished: log in again");
   const pending = JSON.parse(raw) as Pending;
@@ -64,7 +74,5 @@ export async function finishOidcLogin(config: OidcConfig): Promise<string> {
     ...insecureIfLoopback(config),
   });
   const result = await oauth.processAuthorizationCodeResponse(as, client, response);
-  const expiresAt = typeof result.expires_in === "number" ? Date.now() + result.expires_in * 1000 : null;
-  saveSession(result.access_token, expiresAt);
-  return pending.next;
+  return { accessToken: result.access_token, next: pending.next, purpose: pending.purpose ?? "sign-in" };
 }

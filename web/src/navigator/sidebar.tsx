@@ -2,7 +2,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation, useRoute } from "wouter-preact";
 import type { Context, Group } from "../api/client";
-import { logOut } from "../auth/session";
+import { signOut } from "../auth/session";
 import { useProfile } from "../settings/profile-query";
 import { Avatar } from "../ui/avatar";
 import { ConfirmDialog } from "../ui/dialog";
@@ -27,7 +27,7 @@ function useDebounced<T>(value: T, ms: number): T {
 }
 
 /** The navigator: new chat, search, groups as folders, and every conversation, newest first. */
-export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => void; onClose: () => void; onLogout: () => void }) {
+export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClose: () => void }) {
   const [, params] = useRoute<{ id: string }>("/c/:id");
   const [isArchived] = useRoute("/archived");
   const [, navigate] = useLocation();
@@ -147,16 +147,8 @@ export function Sidebar({ onNavigate, onClose, onLogout }: { onNavigate: () => v
           <span class="user-name">{profile.data?.name ?? "…"}</span>
           <span class="visually-hidden">: settings</span>
         </Link>
-        <button
-          type="button"
-          class="icon-button"
-          aria-label="Log out"
-          onClick={() => {
-            logOut();
-            onLogout();
-            navigate("/login", { replace: true });
-          }}
-        >
+        {/* The session ends on the server too; the app then shows the login screen. */}
+        <button type="button" class="icon-button" aria-label="Log out" onClick={() => void signOut()}>
           <Icon name="logout" />
         </button>
       </div>

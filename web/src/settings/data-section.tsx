@@ -1,7 +1,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "preact/hooks";
 import { Link } from "wouter-preact";
-import { authHeaders, noticeResponse, toApiError, type Context } from "../api/client";
+import { authedFetch, noticeResponse, toApiError, type Context } from "../api/client";
 import { downloadFile } from "../api/download";
 import { plainText } from "../ui/plain-text";
 
@@ -39,11 +39,9 @@ export function DataSection() {
     }
     setImporting(true);
     try {
-      const response = await fetch("/contexts/import", {
-        method: "POST",
-        headers: { ...authHeaders(), "Content-Type": "application/json" },
-        body: await file.text(),
-      });
+      const response = await authedFetch(
+        new Request("/contexts/import", { method: "POST", headers: { "Content-Type": "application/json" }, body: await file.text() }),
+      );
       noticeResponse(response);
       const body = await response.json().catch(() => null);
       if (!response.ok) throw toApiError(response, body);

@@ -3,11 +3,13 @@ import { ApiKeysSection } from "./api-keys-section";
 import { DataSection } from "./data-section";
 import { PresetsSection } from "./presets-section";
 import { ProfileSection } from "./profile-section";
+import { SignInSection } from "./sign-in-section";
 import { UsageSection } from "./usage-section";
 
 const SECTIONS = [
   { id: "profile", label: "Profile" },
   { id: "presets", label: "Presets" },
+  { id: "sign-in", label: "Sign-in" },
   { id: "api-keys", label: "API keys" },
   { id: "usage", label: "Usage" },
   { id: "data", label: "Data" },
@@ -27,6 +29,7 @@ export function SettingsScreen({ section }: { section: string | undefined }) {
         ))}
       </nav>
       {current.id === "profile" && <ProfileSection />}
+      {current.id === "sign-in" && <SignInSection />}
       {current.id === "api-keys" && <ApiKeysSection />}
       {current.id === "usage" && <UsageSection />}
       {current.id === "presets" && <PresetsSection />}

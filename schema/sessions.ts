@@ -1,0 +1,55 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { identities, users } from "./users";
+
+/**
+ * A signed-in device: the service's own session, begun by one proof of identity (POST
+ * /auth/session) and kept alive by rotating refresh tokens. Ends when signed out, revoked,
+ * idle past SESSION_IDLE_DAYS, or when one of its refresh tokens is presented twice.
+ */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text().primaryKey(),
+    userId: text()
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    // The sign-in method that began it, and the identity it proved (removing that method
+    // from the account ends the sessions it began).
+    method: text({ enum: ["wallet", "provider", "local"] }).notNull(),
+    identityId: text().references(() => identities.id, { onDelete: "cascade" }),
+    // A coarse description of the device ("Chrome on Linux"), from its User-Agent.
+    device: text().notNull(),
+    createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+    lastUsedAt: integer({ mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("sessions_user_idx").on(t.userId, t.lastUsedAt), index("sessions_last_used_idx").on(t.lastUsedAt)],
+);
+
+/**
+ * Every refresh token a session was given, by its SHA-256 (the token itself is never
+ * stored). The live one has no `rotatedAt`; a rotated one presented again is a stolen copy
+ * or a replay, and ends its session.
+ */
+export const refreshTokens = sqliteTable(
+  "refresh_tokens",
+  {
+    hash: text().primaryKey(),
+    sessionId: text()
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+    rotatedAt: integer({ mode: "timestamp_ms" }),
+  },
+  (t) => [index("refresh_tokens_session_idx").on(t.sessionId), index("refresh_tokens_rotated_idx").on(t.rotatedAt)],
+);
+
+/** Nonces of Sign-In with Ethereum messages: handed out once, used at most once, short-lived. */
+export const walletNonces = sqliteTable(
+  "wallet_nonces",
+  {
+    nonce: text().primaryKey(),
+    expiresAt: integer({ mode: "timestamp_ms" }).notNull(),
+    usedAt: integer({ mode: "timestamp_ms" }),
+  },
+  (t) => [index("wallet_nonces_expires_idx").on(t.expiresAt)],
+);

@@ -1,0 +1,331 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv, Deps } from "../../platform/deps";
+import { DomainError, excerpt } from "../../platform/errors";
+import { ApiError } from "../../platform/http/errors";
+import { createRouter } from "../../platform/http/router";
+import { errorResponses } from "../../platform/http/error-responses";
+import { DisplayName } from "../../platform/http/display-name";
+import { publicOrigin } from "../../platform/http/public-origin";
+import { serviceId } from "../../platform/http/service-id";
+import { countFailedAuthentication } from "../../platform/auth/credentials";
+import { clientKey } from "../../platform/auth/rate-limit";
+import type { SessionTokens } from "../../platform/auth/session-tokens";
+import { issueWalletNonce, proveLocalName, proveProviderToken, proveWallet, type ProvenIdentity } from "./proofs";
+import { accountFor } from "./accounts";
+import { describeDevice } from "./device";
+import { endSessionByToken, refreshSession, startSession, type SessionStart } from "./sessions";
+
+/** The refresh token's cookie: HttpOnly, SameSite=Strict, sent only to /auth. */
+export const REFRESH_COOKIE = "refresh_token";
+const COOKIE_PATH = "/auth";
+
+// --- schemas --------------------------------------------------------------------------------
+
+const Token = z.string().min(1).max(65_536);
+
+const WalletProof = z
+  .strictObject({
+    message: z.string().min(1).max(8192).openapi({ description: "The EIP-4361 message, exactly as the wallet signed it" }),
+    signature: z.string().min(1).max(65_536).openapi({ description: "The wallet's signature (personal_sign), 0x-prefixed hex", example: "0x4b1f…" }),
+  })
+  .openapi("WalletProof");
+
+const proofOptions = {
+  wallet: z.strictObject({ wallet: WalletProof }),
+  idToken: z.strictObject({ idToken: Token.openapi({ description: "An ID token of the configured identity provider" }) }),
+  accessToken: z.strictObject({ accessToken: Token.openapi({ description: "An access token of the configured identity provider" }) }),
+  local: z.strictObject({ local: z.strictObject({ name: DisplayName.openapi({ example: "alice" }) }) }),
+};
+const PROOF_SHAPES = "{ wallet: { message, signature } }, { idToken }, { accessToken } or { local: { name } }";
+
+/**
+ * Exactly one proof of identity. A body that is none of them is told which one it looks like
+ * and what is wrong with it, rather than zod's "invalid input".
+ */
+export const SignInProof = z
+  .union([proofOptions.wallet, proofOptions.idToken, proofOptions.accessToken, proofOptions.local], {
+    error: (issue) => {
+      const input = issue.input;
+      const keys = input && typeof input === "object" && !Array.isArray(input) ? Object.keys(input) : [];
+      const option = keys.length === 1 ? proofOptions[keys[0] as keyof typeof proofOptions] : undefined;
+      if (!option) return `must be exactly one of ${PROOF_SHAPES}`;
+      const problem = option.safeParse(input).error?.issues[0];
+      return problem ? `${problem.path.map((p) => excerpt(String(p))).join(".")}: ${problem.message}` : `must be exactly one of ${PROOF_SHAPES}`;
+    },
+  })
+  .openapi("SignInProof", {
+    description: `One proof of identity: ${PROOF_SHAPES}`,
+    example: { wallet: { message: "localhost:8787 wants you to sign in with your Ethereum account:\n0x…", signature: "0x…" } },
+  });
+
+type Proof = { wallet: { message: string; signature: string } } | { idToken: string } | { accessToken: string } | { local: { name: string } };
+
+const AccountSummarySchema = z
+  .object({
+    id: serviceId("usr", "usr_3q2-7wEjU8n5Rk1vLxZc9A"),
+    name: z.string().openapi({ example: "Ada" }),
+    avatarUrl: z.string().nullable(),
+  })
+  .openapi("AccountSummary");
+
+const SessionSchema = z
+  .object({
+    accessToken: z.string().openapi({ description: "Send as Authorization: Bearer; an ES256 JWT signed by this service" }),
+    expiresAt: z.string().openapi({ format: "date-time", description: "When the access token stops working; refresh before" }),
+    user: AccountSummarySchema,
+  })
+  .openapi("Session");
+
+const setsCookie = {
+  "Set-Cookie": z.string().openapi({
+    description: `The refresh token: \`${REFRESH_COOKIE}=…; Path=${COOKIE_PATH}; HttpOnly; SameSite=Strict; Max-Age=…\`, and \`Secure\` except on http://localhost`,
+  }),
+};
+const sessionReply = { description: "The session's access token, and its refresh token as a cookie", headers: z.object(setsCookie), content: { "application/json": { schema: SessionSchema } } };
+
+// --- HTTP helpers ---------------------------------------------------------------------------
+
+/** The session keys, or a 503 saying what to configure (a Worker deployed without them). */
+function sessionTokensOf(deps: Deps): SessionTokens {
+  if (!deps.sessionTokens) {
+    throw new ApiError(503, "sign-in sessions are not configured on this server: set SESSION_SIGNING_KEY (npm run session-key prints one)", {
+      code: "sessions_not_configured",
+    });
+  }
+  return deps.sessionTokens;
+}
+
+/** `Secure` everywhere but on a plain-http loopback origin (development), where browsers would drop it. */
+function cookieOptions(deps: Deps, maxAge: number) {
+  const { protocol, hostname } = new URL(publicOrigin(deps));
+  const loopback = hostname === "localhost" || hostname === "127.0.0.1" || hostname === "[::1]";
+  return { path: COOKIE_PATH, httpOnly: true, sameSite: "Strict" as const, secure: !(protocol === "http:" && loopback), maxAge };
+}
+
+const clearRefreshCookie = (c: Context<AppEnv>) => setCookie(c, REFRESH_COOKIE, "", cookieOptions(c.get("deps"), 0));
+
+/** Signs the access token, sets the refresh cookie and answers the Session. */
+async function answerSession(c: Context<AppEnv>, started: SessionStart) {
+  const deps = c.get("deps");
+  const { token, expiresAt } = await sessionTokensOf(deps).sign(
+    { userId: started.userId, sessionId: started.sessionId, method: started.method },
+    { issuer: publicOrigin(deps), now: deps.now(), ttlSeconds: deps.config.SESSION_ACCESS_TOKEN_SECONDS },
+  );
+  setCookie(c, REFRESH_COOKIE, started.refreshToken, cookieOptions(deps, deps.config.SESSION_IDLE_DAYS * 86_400));
+  c.header("Cache-Control", "no-store");
+  return c.json({ accessToken: token, expiresAt: expiresAt.toISOString(), user: started.user }, 200);
+}
+
+/**
+ * Refresh and logout act on the cookie, which the browser attaches whoever asks: they answer
+ * only a request whose Origin is the service's own (browsers send Origin on every POST), so
+ * no other site's page can use them, and refuse one without it.
+ */
+const sameOriginOnly = createMiddleware<AppEnv>(async (c, next) => {
+  const origin = c.req.header("Origin");
+  const expected = publicOrigin(c.get("deps"));
+  if (origin !== expected) {
+    throw new ApiError(
+      403,
+      origin === undefined
+        ? `this request must come from this service's own web page (an Origin header of ${expected})`
+        : `requests from ${excerpt(origin)} may not use this service's session cookie; only ${expected} may`,
+      { code: "origin_not_allowed" },
+    );
+  }
+  await next();
+});
+
+/** Runs a proof check; a refused one counts against the client's address like a bad credential. */
+async function counted<T>(c: Context<AppEnv>, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    if (err instanceof DomainError && err.kind === "unauthenticated") await countFailedAuthentication(c);
+    throw err;
+  }
+}
+
+/** The sign-in methods this deployment offers. */
+export function offeredMethods(deps: Deps): { wallet: boolean; provider: boolean; local: boolean } {
+  return {
+    wallet: deps.config.WALLET_SIGN_IN === "on",
+    provider: !deps.localLogin,
+    local: Boolean(deps.localLogin),
+  };
+}
+
+/** Checks one proof, with the method it names offered here, and says whose it is. */
+export async function proveIdentity(c: Context<AppEnv>, proof: Proof): Promise<ProvenIdentity> {
+  const deps = c.get("deps");
+  const offered = offeredMethods(deps);
+  const notOffered = (what: string) => {
+    const names = [offered.wallet && "wallet", offered.provider && "idToken or accessToken", offered.local && "local"].filter(Boolean);
+    return new DomainError("invalid", "sign_in_method_not_offered", `this server does not offer ${what}; it offers: ${names.join(", ") || "nothing"}`);
+  };
+  if ("wallet" in proof) {
+    if (!offered.wallet) throw notOffered("wallet sign-in");
+    const { message, signature } = proof.wallet;
+    return counted(c, () =>
+      proveWallet({ db: deps.db, now: deps.now(), origin: publicOrigin(deps), contractWallets: deps.contractWallets }, message, signature),
+    );
+  }
+  if ("local" in proof) {
+    if (!offered.local) throw notOffered("local login");
+    return proveLocalName(proof.local.name);
+  }
+  if (!offered.provider) throw notOffered("an identity provider (it runs in local-login mode)");
+  if ("idToken" in proof) {
+    // An ID token is for the client (OpenID Connect: the client id), not for the API.
+    const audience = deps.config.AUTH_OIDC_ISSUER ? deps.config.AUTH_OIDC_CLIENT_ID : deps.config.AUTH_AUDIENCE;
+    return counted(c, () => proveProviderToken(deps.verifyJwt, proof.idToken, audience));
+  }
+  return counted(c, () => proveProviderToken(deps.verifyJwt, proof.accessToken));
+}
+
+// --- routes -----------------------------------------------------------------------------------
+
+const walletNonce = createRoute({
+  method: "post",
+  path: "/auth/wallet/nonce",
+  tags: ["sign-in"],
+  summary: "A single-use nonce for a Sign-In with Ethereum message",
+  description: "Lives five minutes and serves one sign-in. 404 where wallet sign-in is turned off (WALLET_SIGN_IN=off).",
+  responses: {
+    200: {
+      description: "The nonce to put in the EIP-4361 message's `Nonce:` line",
+      content: {
+        "application/json": {
+          schema: z
+            .object({ nonce: z.string().openapi({ example: "9f86d081884c7d659a2feaa0c55ad015" }), expiresAt: z.string().openapi({ format: "date-time" }) })
+            .openapi("WalletNonce"),
+        },
+      },
+    },
+    ...errorResponses(400, 404, 413, 415, 429),
+  },
+});
+
+const createSession = createRoute({
+  method: "post",
+  path: "/auth/session",
+  tags: ["sign-in"],
+  summary: "Sign in: trade one proof of identity for a session",
+  description:
+    "Takes a Sign-In with Ethereum message and its signature, a token of the configured identity provider, or (local login) a name. " +
+    "Answers a short-lived access token and sets the session's refresh cookie. A proof that does not hold is a 401 with a specific code.",
+  request: { body: { required: true, content: { "application/json": { schema: SignInProof } } } },
+  responses: { 200: sessionReply, ...errorResponses(400, 401, 413, 415, 503) },
+});
+
+const refresh = createRoute({
+  method: "post",
+  path: "/auth/refresh",
+  tags: ["sign-in"],
+  summary: "A new access token for the session in the refresh cookie, whose token is replaced",
+  description:
+    "Only from the service's own origin (Origin header). A refresh token used a second time ends its session (401 refresh_token_reused).",
+  middleware: [sameOriginOnly] as const,
+  responses: { 200: sessionReply, ...errorResponses(400, 401, 403, 413, 415, 503) },
+});
+
+const logout = createRoute({
+  method: "post",
+  path: "/auth/logout",
+  tags: ["sign-in"],
+  summary: "Sign out: end the session in the refresh cookie and clear it",
+  description: "Only from the service's own origin (Origin header). Answers 204 with or without a session.",
+  middleware: [sameOriginOnly] as const,
+  responses: { 204: { description: "Signed out; the cookie is cleared", headers: z.object(setsCookie) }, ...errorResponses(400, 403, 413, 415) },
+});
+
+const jwks = createRoute({
+  method: "get",
+  path: "/.well-known/jwks.json",
+  tags: ["sign-in"],
+  summary: "The public keys of the service's session access tokens",
+  responses: {
+    200: {
+      description: "A JWK Set",
+      content: {
+        "application/json": {
+          schema: z
+            .object({
+              keys: z.array(
+                z.object({ kty: z.string(), crv: z.string(), x: z.string(), y: z.string(), kid: z.string(), alg: z.string(), use: z.string() }),
+              ),
+            })
+            .openapi("JsonWebKeySet"),
+        },
+      },
+    },
+    ...errorResponses(),
+  },
+});
+
+export const sessionRoutes = createRouter()
+  .openapi(walletNonce, async (c) => {
+    const deps = c.get("deps");
+    if (!offeredMethods(deps).wallet) throw new ApiError(404, `no such endpoint: ${c.req.method} ${c.req.path} (wallet sign-in is turned off here)`);
+    // Each nonce is a row: a client may ask for as many as its requests per minute allow.
+    const client = deps.clientAddress?.(c);
+    if (client) {
+      const verdict = deps.rateLimiter.take(`wallet-nonce:${clientKey(client)}`, deps.now());
+      if (!verdict.ok) {
+        throw new ApiError(429, `too many sign-in nonces asked from this address; retry in ${verdict.retryAfterSeconds} s`, {
+          headers: { "Retry-After": String(verdict.retryAfterSeconds) },
+        });
+      }
+    }
+    const { nonce, expiresAt } = await issueWalletNonce(deps.db, deps.now());
+    c.header("Cache-Control", "no-store");
+    return c.json({ nonce, expiresAt: expiresAt.toISOString() }, 200);
+  })
+  .openapi(createSession, async (c) => {
+    const deps = c.get("deps");
+    sessionTokensOf(deps);
+    const identity = await proveIdentity(c, c.req.valid("json") as Proof);
+    const now = deps.now();
+    const { userId, prepare } = await accountFor(deps, identity, now);
+    const device = describeDevice(c.req.header("User-Agent"));
+    return answerSession(c, await startSession(deps.db, { userId, identity, method: identity.method, device, now, prepare }));
+  })
+  .openapi(refresh, async (c) => {
+    const deps = c.get("deps");
+    sessionTokensOf(deps);
+    const token = getCookie(c, REFRESH_COOKIE);
+    let started: SessionStart;
+    try {
+      if (!token) {
+        throw new DomainError("unauthenticated", "refresh_token_missing", "no session to refresh (no refresh cookie): sign in");
+      }
+      const idleMs = deps.config.SESSION_IDLE_DAYS * 86_400_000;
+      started = await counted(c, () => refreshSession(deps.db, token, { now: deps.now(), idleMs, onEnded: (id) => endAccessTokens(deps, [id]) }));
+    } catch (err) {
+      // A spent or unknown token is of no use to keep.
+      if (err instanceof DomainError && err.kind === "unauthenticated") clearRefreshCookie(c);
+      throw err;
+    }
+    return answerSession(c, started);
+  })
+  .openapi(logout, async (c) => {
+    const deps = c.get("deps");
+    const token = getCookie(c, REFRESH_COOKIE);
+    const ended = token ? await endSessionByToken(deps.db, token) : null;
+    if (ended) endAccessTokens(deps, [ended]);
+    clearRefreshCookie(c);
+    return c.body(null, 204);
+  })
+  .openapi(jwks, (c) => {
+    c.header("Cache-Control", "public, max-age=300");
+    return c.json(c.get("deps").sessionTokens?.jwks ?? { keys: [] }, 200);
+  });
+
+/** The access tokens of ended sessions stop working in this process at once (elsewhere at their expiry). */
+export function endAccessTokens(deps: Deps, sessionIds: string[]): void {
+  const until = new Date(deps.now().getTime() + deps.config.SESSION_ACCESS_TOKEN_SECONDS * 1000 + 5000);
+  for (const id of sessionIds) deps.sessionTokens?.revoke(id, until);
+}
