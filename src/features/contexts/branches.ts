@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { contexts, messages } from "../../../schema/index";
+import type { Db } from "../../platform/db";
 
 // ---------------------------------------------------------------------------------------
 // A context's messages form a tree: each names its parent (null for a first message), and
@@ -42,7 +43,7 @@ export function branchRows(userId: string, contextId: string, last: SQL, count: 
       select m.id, m.parent_id, up.depth + 1 from up join ${messages} m on m.id = up.parent_id
       where up.depth < ${count - 1} and ${inContext(userId, contextId)}
     )
-    select m.id, m.role, m.content, m.model, m.created_at, m.parent_id,
+    select up.depth, m.id, m.role, m.content, m.model, m.created_at, m.parent_id,
       (select json_group_array(json_array(s.id, s.created_at)) from ${messages} s
         where s.context_id = ${contextId} and s.parent_id is m.parent_id) as siblings
     from up join ${messages} m on m.id = up.id
@@ -59,7 +60,28 @@ export function parentOf(userId: string, contextId: string, messageId: string): 
   return sql`(select m.parent_id from ${messages} m where m.id = ${messageId} and ${inContext(userId, contextId)})`;
 }
 
-/** A row of branchRows as the driver returns it (libSQL: by name; D1 too, through drizzle's all()). */
+/**
+ * branchRows as a query-builder select, newest first: drizzle's D1 driver cannot put a raw
+ * statement with parameters (db.all(sql`…`)) in a batch, and SQLite takes a WITH inside a
+ * subquery of FROM.
+ */
+export function selectBranch(db: Db, userId: string, contextId: string, last: SQL, count: number) {
+  const column = <T>(name: string) => sql<T>`${sql.raw(`b.${name}`)}`;
+  return db
+    .select({
+      id: column<string>("id"),
+      role: column<BranchRow["role"]>("role"),
+      content: column<string>("content"),
+      model: column<string | null>("model"),
+      created_at: column<number>("created_at"),
+      parent_id: column<string | null>("parent_id"),
+      siblings: column<string>("siblings"),
+    })
+    .from(sql`(${branchRows(userId, contextId, last, count)}) as b`)
+    .orderBy(sql`b.depth`);
+}
+
+/** A row of a branch (selectBranch). */
 export interface BranchRow {
   id: string;
   role: "user" | "assistant";

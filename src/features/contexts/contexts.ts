@@ -5,7 +5,7 @@ import type { Db, Position } from "../../platform/db";
 import { contexts, groups, messages, shares } from "../../../schema/index";
 import { deleteSearchEntries } from "./search";
 import { ensureUser } from "../../platform/auth/users";
-import { activeLeaf, branchRows, leafBelow, parentOf, siblingIds, type BranchRow } from "./branches";
+import { activeLeaf, leafBelow, parentOf, selectBranch, siblingIds, type BranchRow } from "./branches";
 
 export type NameSource = "person" | "message" | "model";
 
@@ -192,7 +192,7 @@ export async function getContext(
     ? parentOf(userId, id, page.before)
     : leafBelow(id, page.leaf === undefined ? activeLeaf(userId, id) : sql`${page.leaf}`);
   const context = db.select(contextColumns).from(contexts).where(ownContext(userId, id));
-  const branch = db.all<BranchRow>(branchRows(userId, id, last, page.limit + 1));
+  const branch = selectBranch(db, userId, id, last, page.limit + 1);
   const [found, rows, anchor] = anchorId
     ? await db.batch([
         context,
@@ -322,7 +322,7 @@ export async function readActiveBranch(
 ): Promise<{ name: string; messages: MessageView[] } | null> {
   const [found, rows] = await db.batch([
     db.select({ name: contexts.name }).from(contexts).where(ownContext(userId, id)),
-    db.all<BranchRow>(branchRows(userId, id, leafBelow(id, activeLeaf(userId, id)), limit)),
+    selectBranch(db, userId, id, leafBelow(id, activeLeaf(userId, id)), limit),
   ]);
   return found[0] ? { name: found[0].name, messages: rows.reverse().map(branchMessage) } : null;
 }
