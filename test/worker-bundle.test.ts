@@ -1,5 +1,5 @@
 // The Worker bundle exactly as `wrangler deploy` builds it (minified, with wrangler.toml's
-// [alias] stand-ins from src/platform/worker/ in place of parts of zod), checked where the workerd
+// [alias] stand-in from src/platform/worker/ in place of zod's locale tables), checked where the workerd
 // project cannot: its gzipped size against the budget in BENCHMARKS.md, and, run in workerd,
 // its OpenAPI document against the one the Node server builds with all of zod.
 import { execFileSync } from "node:child_process";
@@ -13,13 +13,15 @@ import { createApp, OPENAPI_DOCUMENT } from "../src/app";
 
 /**
  * Deployed Workers start faster the smaller they are; the bundle stays under this (gzip -9).
- * 150 KiB until three capabilities came, each measured on the day it landed (BENCHMARKS.md):
- * models as configuration (the MODELS schema, providers' model lists, tools, JSON replies and
- * images on /v1) 9.3 KiB; sign-in sessions (Sign-In with Ethereum, rotating refresh tokens,
- * devices, linked methods) 20.7 KiB; conversation trees (regenerate, edit, instructions,
- * export and import) about 1 KiB.
+ * It was 150 KiB (146.5 measured) until three capabilities came, measured as each was merged
+ * (BENCHMARKS.md, "Worker bundle"): models as configuration (the MODELS schema, providers'
+ * model lists, tools, JSON replies and images on /v1) 9.9 KiB; conversation trees
+ * (regenerate, edit, instructions, presets, export and import) 10.7 KiB; sign-in sessions
+ * (Sign-In with Ethereum, rotating refresh tokens, devices, linked methods) 20.7 KiB; and
+ * zod's compiler and JSON Schema code, unused but no longer left out by stand-ins for zod's
+ * private files, 14.1 KiB: 201.9 KiB.
  */
-const BUDGET_KIB = 185;
+const BUDGET_KIB = 205;
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));

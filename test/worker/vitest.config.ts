@@ -22,7 +22,7 @@ writeFileSync(join(webDist, "index.html"), '<!doctype html><html><head><script s
 writeFileSync(join(webDist, "theme.js"), "document.documentElement.dataset.theme = 'light';");
 writeFileSync(join(webDist, "assets", "index-abc123.js"), "console.log('app');");
 
-// The deployed bundle's stand-ins for parts of zod (wrangler.toml [alias], src/platform/worker/), which
+// The deployed bundle's stand-in for zod's locale tables (wrangler.toml [alias], src/platform/worker/), which
 // this pool does not take from wrangler.toml: the Worker under test runs the code that ships.
 // Wrangler matches an alias's key exactly, so each becomes an exact-match pattern here.
 const configPath = fileURLToPath(new URL("../../wrangler.toml", import.meta.url));

@@ -47,8 +47,8 @@ describe("the Worker in workerd over D1", () => {
   });
 
   it("serves its OpenAPI document, with the types, bounds and formats of its schemas", async () => {
-    // The Worker runs zod with the bundle's stand-ins (src/platform/worker/); the document is built from
-    // what they keep. test/worker-bundle.test.ts compares the deployed bundle's whole document
+    // The Worker runs zod with the bundle's locale stand-in (src/platform/worker/).
+    // test/worker-bundle.test.ts compares the deployed bundle's whole document
     // with the Node server's.
     const res = await call("/openapi.json");
     expect(res.status).toBe(200);
