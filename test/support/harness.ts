@@ -4,15 +4,14 @@ import { join } from "node:path";
 import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
+import type { Client } from "@libsql/client";
 import { parseConfig } from "../../src/platform/config";
 import type { Db } from "../../src/platform/db";
-import { createRuntime, type Deps } from "../../src/platform/deps";
-import { clientGoneFromSocket, readBodyFromSocket } from "../../src/platform/node/socket-request";
-import { createUpstreamPool } from "../../src/platform/node/upstream-pool";
+import type { Deps } from "../../src/platform/deps";
 import type { Logger } from "../../src/platform/log";
 import type { WorkersAiBinding } from "../../src/platform/models/workers-ai";
-import { openDatabase } from "../../src/platform/node/open-database";
-import { nodeClientAddress, serveNode } from "../../src/server";
+import { createNodeDeps } from "../../src/platform/node/node-deps";
+import { serveNode } from "../../src/platform/node/serve-node";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 
 /** A clock the test moves by hand. */
@@ -69,16 +68,6 @@ export async function createHarness(
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
-  const { client, db, databaseFileProblem } = await openDatabase(`file:${dbFile}`);
-  // Count round trips at the driver, the network boundary in production (Turso).
-  let trips = 0;
-  for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
-    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
-    (client as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      trips++;
-      return original(...args);
-    };
-  }
   const clock = options.clock ?? createClock();
   const logs = createMemoryLogger();
   const config = parseConfig({
@@ -87,11 +76,10 @@ export async function createHarness(
     AUTH_AUDIENCE: idp.audience,
     ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
-  // Upstream calls go through the kept-alive pool, as the Node server makes them.
-  const runtime = await createRuntime(config, { now: clock.now, log: logs.log, workersAi: options.workersAi, upstreamFetch: createUpstreamPool() });
-  // As the Node server: served on a socket (listen), bodies are read from it and a client
-  // leaving is seen on it; in-process requests (request) have no socket and use the Request.
-  const deps: Deps = { ...runtime, db, databaseFileProblem, clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER), readBody: readBodyFromSocket, clientGone: clientGoneFromSocket };
+  // The Node server's own wiring, with the test's clock, logger and Workers AI binding.
+  const { deps, client } = await createNodeDeps(config, { databaseUrl: `file:${dbFile}`, now: clock.now, log: logs.log, workersAi: options.workersAi });
+  const { db } = deps;
+  const roundTrips = countRoundTrips(client);
   const app = createApp(() => deps);
   let server: ServerType | undefined;
 
@@ -103,7 +91,7 @@ export async function createHarness(
     clock,
     logs,
     dbFile,
-    roundTrips: () => trips,
+    roundTrips,
     request(path, init = {}) {
       const { json, token, apiKey, ...rest } = init;
       const headers = new Headers(rest.headers);
@@ -118,7 +106,7 @@ export async function createHarness(
     signIn: (name, claims = {}) => idp.sign(`user:${name}`, { name, ...claims }),
     async listen() {
       server = await new Promise<ServerType>((resolve) => {
-        const s = serveNode(app, { port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+        const s = serveNode(app.fetch, { port: 0, hostname: "127.0.0.1" }, () => resolve(s));
       });
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
@@ -129,4 +117,17 @@ export async function createHarness(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Counts database round trips at the driver, the network boundary in production (Turso): a reader of the count so far. */
+function countRoundTrips(client: Client): () => number {
+  let trips = 0;
+  for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
+    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
+    (client as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      trips++;
+      return original(...args);
+    };
+  }
+  return () => trips;
 }
