@@ -8,7 +8,7 @@ import { chromium, type Page } from "playwright-core";
 import { chromiumPath, hasChromium } from "../../test/e2e/support/chromium";
 import { startFakeUpstream } from "../../test/support/fake-upstream";
 import { startServerProcess } from "../../test/support/server-process";
-import { buildWebIfNeeded } from "./build-if-needed";
+import { buildWebIfNeeded } from "./build-if-needed.mjs";
 
 const out = resolve(import.meta.dirname, "../../docs/screenshots");
 

@@ -1,5 +1,6 @@
 // Builds the web client (npm run build:web) when web/dist is missing or older than any of
 // its sources, so `npm start`, `npm run dev` and `npm test` always serve the current client.
+// Plain JavaScript, so that `npm start` runs it without tsx.
 import { execSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +10,8 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const web = join(root, "web");
 const built = join(web, "dist", "index.html");
 
-function newest(path: string): number {
+/** @param {string} path */
+function newest(path) {
   const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;
   let latest = 0;
