@@ -1,17 +1,22 @@
 // Builds the Node server into dist/, the JavaScript `npm start` runs: src/server.ts and the
 // database thread's entry, each bundled by esbuild with the packages left in node_modules.
 //   node scripts/build-server.mjs               builds
-//   node scripts/build-server.mjs --if-needed   builds only when dist/ is missing or older
-//                                               than src/, schema/, the lockfile or this script
+//   node scripts/build-server.mjs --if-needed   builds only when dist/ is missing, older than
+//                                               src/, schema/ or this script, or built against
+//                                               another package-lock.json
 // Plain JavaScript, so that `npm start` needs no tsx: when dist/ is current it only reads
 // modification times, and esbuild (a devDependency) is loaded only to build.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const self = fileURLToPath(import.meta.url);
 const DIST = join(root, "dist");
+// The lockfile by its content: installing or pruning packages rewrites it unchanged.
+const STAMP = ".package-lock.sha256";
+const lockfileHash = () => createHash("sha256").update(readFileSync(join(root, "package-lock.json"))).digest("hex");
 
 /** @param {string} path the newest modification time under `path` */
 function newest(path) {
@@ -62,13 +67,16 @@ export async function buildServer(outdir = DIST) {
     logLevel: "warning",
     plugins: [sourceDirnames(outdir)],
   });
+  writeFileSync(join(outdir, STAMP), lockfileHash());
 }
 
-/** Builds dist/ unless it is newer than every source it is built from. Returns whether it built. */
+/** Builds dist/ unless it is newer than every source it is built from and built against this lockfile. Returns whether it built. */
 export async function buildServerIfNeeded() {
   const built = join(DIST, "server.js");
-  const sources = Math.max(newest(join(root, "src")), newest(join(root, "schema")), newest(join(root, "package-lock.json")), newest(self));
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return false;
+  const stamp = join(DIST, STAMP);
+  const sources = Math.max(newest(join(root, "src")), newest(join(root, "schema")), newest(self));
+  const current = existsSync(built) && statSync(built).mtimeMs >= sources && existsSync(stamp) && readFileSync(stamp, "utf8") === lockfileHash();
+  if (current) return false;
   console.log(existsSync(built) ? "server sources changed: rebuilding dist/" : "building the server into dist/");
   await buildServer();
   return true;

@@ -1,14 +1,19 @@
-// Builds the web client (npm run build:web) when web/dist is missing or older than any of
-// its sources, so `npm start`, `npm run dev` and `npm test` always serve the current client.
-// Plain JavaScript, so that `npm start` runs it without tsx.
+// Builds the web client (npm run build:web) when web/dist is missing, older than any of its
+// sources, or built against another package-lock.json, so `npm start`, `npm run dev` and
+// `npm test` always serve the current client. Plain JavaScript, so that `npm start` runs it
+// without tsx. `--stamp` (run by every build:web) records which lockfile the build used.
+import { createHash } from "node:crypto";
 import { execSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const web = join(root, "web");
 const built = join(web, "dist", "index.html");
+// The lockfile by its content: installing or pruning packages rewrites it unchanged.
+const stamp = join(web, "dist", ".package-lock.sha256");
+const lockfileHash = () => createHash("sha256").update(readFileSync(join(root, "package-lock.json"))).digest("hex");
 
 /** @param {string} path */
 function newest(path) {
@@ -23,12 +28,15 @@ function newest(path) {
   return latest;
 }
 
-/** Builds web/dist unless it is newer than every source of the client. */
+/** Builds web/dist unless it is newer than every source of the client and built against this lockfile. */
 export function buildWebIfNeeded() {
-  const sources = Math.max(newest(web), statSync(join(root, "package-lock.json")).mtimeMs);
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
+  const current = existsSync(built) && statSync(built).mtimeMs >= newest(web) && existsSync(stamp) && readFileSync(stamp, "utf8") === lockfileHash();
+  if (current) return;
   console.log(existsSync(built) ? "web client sources changed: rebuilding web/dist" : "building the web client into web/dist");
   execSync("npm run -s build:web", { cwd: root, stdio: "inherit" });
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) buildWebIfNeeded();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv.includes("--stamp")) writeFileSync(stamp, lockfileHash());
+  else buildWebIfNeeded();
+}
