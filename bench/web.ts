@@ -7,7 +7,7 @@ import { chromium } from "playwright-core";
 import { chromiumPath, hasChromium } from "../test/e2e/support/chromium";
 import { startFakeUpstream } from "../test/support/fake-upstream";
 import { startServerProcess } from "../test/support/server-process";
-import { buildWebIfNeeded } from "../web/scripts/build-if-needed";
+import { buildWebIfNeeded } from "../web/scripts/build-if-needed.mjs";
 import { machine, writeSection } from "./support";
 
 const RUNS = 7;

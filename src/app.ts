@@ -5,7 +5,8 @@ import type { AppEnv, Deps } from "./platform/deps";
 import { ApiError } from "./platform/http/errors";
 import { errorBody, toHttpError } from "./platform/http/error-mapper";
 import { excerpt } from "./platform/errors";
-import { limitBodySize, parseJsonBody } from "./platform/http/json-body";
+import { readJsonBody } from "./platform/http/json-body";
+import { documentJsonBodies } from "./platform/http/json-body-route";
 import { createRouter } from "./platform/http/router";
 import { chatRoutes } from "./features/chat/send-routes";
 import { contextRoutes } from "./features/contexts/contexts-routes";
@@ -26,7 +27,6 @@ import { localLoginRoutes } from "./features/sign-in/local-login-routes";
 import { sessionRoutes } from "./features/sign-in/session-routes";
 import { deviceRoutes } from "./features/sign-in/devices-routes";
 import { identityRoutes } from "./features/sign-in/identities-routes";
-import { plainResponseHeaders } from "./platform/http/response-headers";
 import { serveClientFile, serveClientPage } from "./platform/http/web-client";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
@@ -36,30 +36,32 @@ export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
 export function createApp(resolveDeps: DepsResolver) {
   const app = createRouter();
 
-  app.use(plainResponseHeaders);
   app.use(requestId());
-  // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.
-  const refuseOtherMethods = methodNotAllowed(() => app.routes);
-  // The per-request setup in one middleware, as each one more is an async hop on every
-  // request: the dependencies, then CORS (a preflight is answered here), then 405.
+  // The dependencies, then CORS, in one middleware: each one more is an async hop on every
+  // request. Hono's cors() answers a preflight; on every other request the same headers are
+  // set before the handler runs (see corsHeaders).
   app.use(async (c, next) => {
     const deps = resolveDeps(c);
     c.set("deps", deps instanceof Promise ? await deps : deps);
-    const proceed = () => {
-      refuseOtherMethods(c);
-      return next();
-    };
-    if (c.req.method === "OPTIONS") return preflight(c, proceed);
-    setCorsHeaders(c);
-    await proceed();
+    if (c.req.method === "OPTIONS") return preflight(c, next);
+    corsHeaders(c);
+    await next();
+    // API.md labels JSON `application/json; charset=utf-8`; Hono's c.json() says `application/json`.
+    if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", JSON_UTF8);
+  });
+  // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.
+  // A middleware of its own, so that its 405 is a reply by the time CORS adds its headers.
+  const refuseOtherMethods = methodNotAllowed(() => app.routes);
+  app.use((c, next) => {
+    refuseOtherMethods(c);
+    return next();
   });
   // Registered before the JSON body middleware, which it must not meet: its body is a
   // multipart recording with a limit of its own (src/features/voice/transcription-routes.ts).
   app.route("/", audioRoutes);
   // The same for an import: a file of up to 10 MiB (src/features/contexts/transfer-routes.ts).
   app.route("/", importRoutes);
-  // Only where a body can be: reading `body` on a GET makes @hono/node-server build a full Request.
-  app.use((c, next) => (mayHaveBody(c.req.raw) ? limitBodySize(c, async () => void (await parseJsonBody(c, next))) : next()));
+  app.use((c, next) => (mayHaveBody(c.req.method) ? readJsonBody(c, next) : next()));
 
   app.route("/", healthRoutes);
   app.route("/", plantRoutes);
@@ -79,6 +81,7 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", deviceRoutes);
   app.route("/", identityRoutes);
 
+  documentJsonBodies(app);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
@@ -139,9 +142,7 @@ export const OPENAPI_DOCUMENT = {
 const isOpenAiSurface = (path: string) => path === "/v1" || path.startsWith("/v1/");
 
 // Credentials travel in headers, never cookies, so browsers may call from any origin
-// unless CORS_ORIGINS narrows it. Hono's cors() answers preflights; on other requests the
-// headers are set before the handler runs, never on c.res afterwards, which on Node would
-// turn @hono/node-server's lightweight Response into a full one.
+// unless CORS_ORIGINS narrows it.
 const corsOptions = {
   origin: (origin: string, c: Context<AppEnv>) => {
     const allowed = c.get("deps").config.CORS_ORIGINS;
@@ -154,16 +155,26 @@ const corsOptions = {
 const preflight = cors(corsOptions);
 const exposed = corsOptions.exposeHeaders.join(",");
 
-function setCorsHeaders(c: Context<AppEnv>): void {
+/**
+ * What cors() sets on a reply that is not a preflight, set with c.header() before the
+ * handler runs, so that every reply the handler makes with Hono's helpers carries them.
+ * cors() itself sets them on `c.res` before the handler (so Hono copies each reply to merge
+ * them) and adds Vary after it (a second copy): on Node that makes @hono/node-server build a
+ * full WHATWG Response and send it from a stream, ~50 µs of a ~110 µs plant request (CPU of
+ * the event loop's thread, measured in one interleaved run; see README, Design notes).
+ */
+function corsHeaders(c: Context<AppEnv>): void {
   const origin = corsOptions.origin(c.req.header("Origin") ?? "", c);
   if (origin) c.header("Access-Control-Allow-Origin", origin);
   c.header("Access-Control-Expose-Headers", exposed);
   c.header("Vary", "Origin", { append: true });
 }
 
+const JSON_UTF8 = "application/json; charset=utf-8";
+
 /** GET and HEAD have no body, and an OPTIONS is answered by the CORS preflight. */
-function mayHaveBody(req: Request): boolean {
-  return req.method !== "GET" && req.method !== "HEAD" && req.method !== "OPTIONS";
+function mayHaveBody(method: string): boolean {
+  return method !== "GET" && method !== "HEAD" && method !== "OPTIONS";
 }
 
 /**

@@ -1,24 +1,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { serve, type ServerType } from "@hono/node-server";
-import { getConnInfo } from "@hono/node-server/conninfo";
-import type { Context } from "hono";
-import type { AddressInfo } from "node:net";
-import type { ServerResponse } from "node:http";
-import type { Duplex } from "node:stream";
-import { createApp, type App } from "./app";
+import { createApp } from "./app";
 import { ConfigError, parseConfig, type Config } from "./platform/config";
-import { configuredAuthSource, createRuntime, type Deps, type Runtime } from "./platform/deps";
+import { configuredAuthSource, type Runtime } from "./platform/deps";
 import { configuresAModel } from "./platform/models/catalog";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import { keepSearchIndexed } from "./jobs/search-index";
-import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile, sessionKeyFile } from "./platform/node/local-login-key";
-import { openDatabase } from "./platform/node/open-database";
+import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./platform/node/local-login-key";
+import { createNodeDeps } from "./platform/node/node-deps";
+import { serveNode } from "./platform/node/serve-node";
 import { nextUtcMidnight } from "./features/account/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./features/chat/holds";
-import { clientGoneFromSocket, readBodyFromSocket } from "./platform/node/socket-request";
-import { createUpstreamPool } from "./platform/node/upstream-pool";
-import { webFilesFrom } from "./platform/node/web-files";
 
 /** The web client's build, beside src/ whatever the working directory. */
 const DEFAULT_WEB_DIST = resolve(import.meta.dirname, "../web/dist");
@@ -58,66 +50,47 @@ async function main() {
   // First run: in local mode with no model configured, a local Ollama is looked for (and
   // its models offered) at start and every 30 s. Never in the Worker.
   const lookForOllama = localKey !== undefined && !configuresAModel(config.catalog);
-  // The sessions' signing key: SESSION_SIGNING_KEY, else one kept beside the database.
-  const sessionKey = config.SESSION_SIGNING_KEY ? undefined : JSON.stringify((await loadOrCreateLocalKey(sessionKeyFile(databaseUrl))).privateJwk);
-  // This process sees its own changes to linked identities at once; the timer below picks up
-  // those of other processes sharing a remote database.
-  const runtime = await createRuntime(config, {
-    localKey,
-    sessionKey,
-    identityLinksMaxAgeMs: Infinity,
-    upstreamFetch: createUpstreamPool(),
-    ...(lookForOllama ? { localOllama: config.OLLAMA_BASE_URL } : {}),
-  });
-  await runtime.models.refresh();
-  logModels(runtime, lookForOllama);
-  // Providers' lists are read again as each falls due (Ollama every 30 s, others every 5 min).
-  const discovery = runtime.models.discovers ? setInterval(() => void runtime.models.refresh().then(() => lookForOllama && logModels(runtime, true, true)), 30_000) : undefined;
-  discovery?.unref();
-  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, config.DATABASE_AUTH_TOKEN);
-  await runtime.identityLinks.load(db);
-  const linksTimer = setInterval(() => runtime.identityLinks.load(db).catch((err) => runtime.log.warn("could not reread linked identities", { err })), 60_000);
-  linksTimer.unref();
-  // Work that outlives its reply (a new context's title) finishes before the process exits.
-  const background = new Set<Promise<unknown>>();
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
   // listens), never at a request's Host header.
-  const deps: Deps = {
-    background: (work) => {
-      background.add(work);
-      void work.finally(() => background.delete(work));
-    },
-    ...runtime,
-    db,
-    databaseFileProblem,
-    clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER),
-    readBody: readBodyFromSocket,
-    clientGone: clientGoneFromSocket,
-    assets: webFilesFrom(webDist),
+  const { deps, client, settled } = await createNodeDeps(config, {
+    localKey,
+    databaseUrl,
+    databaseAuthToken: config.DATABASE_AUTH_TOKEN,
+    webDist,
+    ...(lookForOllama ? { localOllama: config.OLLAMA_BASE_URL } : {}),
     baseUrl: `http://localhost:${config.PORT}`,
-  };
+  });
+  const { log } = deps;
+  await deps.models.refresh();
+  logModels(deps, lookForOllama);
+  // Providers' lists are read again as each falls due (Ollama every 30 s, others every 5 min).
+  const discovery = deps.models.discovers ? setInterval(() => void deps.models.refresh().then(() => lookForOllama && logModels(deps, true, true)), 30_000) : undefined;
+  discovery?.unref();
+  // Linked sign-in identities changed by other processes sharing a remote database.
+  const linksTimer = setInterval(() => deps.identityLinks.load(deps.db).catch((err) => log.warn("could not reread linked identities", { err })), 60_000);
+  linksTimer.unref();
 
   // Charges of exchanges a previous run left unfinished (a crash, a kill) are refunded:
   // those already stale now, and the rest once they are, unless a debit got to them first.
-  const releaseHolds = () => releaseStaleHolds(deps).catch((err) => runtime.log.error("could not release abandoned credit holds", { err }));
+  const releaseHolds = () => releaseStaleHolds(deps).catch((err) => log.error("could not release abandoned credit holds", { err }));
   await releaseHolds();
   setTimeout(releaseHolds, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS).unref();
   // New messages wait to be indexed for search; this indexes them a few times a second.
   const stopIndexing = keepSearchIndexed(deps);
   const app = createApp(() => deps);
 
-  const server = serveNode(app, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
+  const server = serveNode(app.fetch, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
     deps.baseUrl = `http://localhost:${info.port}`;
-    runtime.log.info("listening", { url: deps.baseUrl, database: databaseUrl.replace(/\?.*$/, "") });
+    log.info("listening", { url: deps.baseUrl, database: databaseUrl.replace(/\?.*$/, "") });
   });
 
   // The same job the Worker's cron runs, at every 00:00 UTC.
   let timer: NodeJS.Timeout;
   const scheduleRollover = () => {
-    const now = runtime.now();
+    const now = deps.now();
     const midnight = nextUtcMidnight(now).getTime();
     timer = setTimeout(async () => {
-      await runDailyRollover(deps, { scheduledTime: new Date(midnight) }).catch((err) => runtime.log.error("daily rollover failed", { err }));
+      await runDailyRollover(deps, { scheduledTime: new Date(midnight) }).catch((err) => log.error("daily rollover failed", { err }));
       scheduleRollover();
     }, midnight - now.getTime() + 1000);
     timer.unref();
@@ -130,7 +103,8 @@ async function main() {
     clearInterval(linksTimer);
     stopIndexing();
     server.close(async () => {
-      await Promise.allSettled(background);
+      // Work that outlives its reply (a new context's title) finishes before the process exits.
+      await settled();
       client.close();
       process.exit(0);
     });
@@ -167,72 +141,7 @@ function logModels(runtime: Runtime, lookingForOllama: boolean, quiet = false) {
   );
 }
 
-/**
- * Serves the app over HTTP/1.1 on Node, with the socket-level behaviour the Node server
- * promises (see docs/limits-and-errors.md). The tests serve through this too.
- */
-export function serveNode(app: App, options: { port: number; hostname: string }, onListening?: (info: AddressInfo) => void): ServerType {
-  const server = serve(
-    // Node's default of 16 KiB of headers refuses real access tokens: identity providers issue
-    // 8–20 KB JWTs when they carry group claims.
-    { fetch: app.fetch, port: options.port, hostname: options.hostname, serverOptions: { maxHeaderSize: MAX_HEADER_BYTES } },
-    onListening,
-  );
-  server.on("clientError", answerClientError);
-  return server;
-}
-
-/**
- * The client's address on Node: the socket's peer, or, behind a reverse proxy that says so
- * in CLIENT_IP_HEADER, the last entry of that header (the one the proxy itself added).
- * X-Forwarded-For and the like are never trusted unless configured: any client can send
- * them. Undefined for a request that came through no socket (app.request in tests).
- */
-export function nodeClientAddress(header: string | undefined): (c: Context) => string | undefined {
-  return (c) => {
-    const forwarded = header ? c.req.header(header)?.split(",").at(-1)?.trim() : undefined;
-    if (forwarded) return forwarded;
-    return (c.env as { incoming?: unknown } | undefined)?.incoming ? getConnInfo(c).remote.address : undefined;
-  };
-}
-
-/** All request headers together, the request line included. */
-export const MAX_HEADER_BYTES = 64 * 1024;
-
-/**
- * What the HTTP parser refuses never reaches the app, and Node would answer it with a bare
- * status line. Answer with the Error body instead, then close the connection, since the
- * rest of its stream cannot be framed. A reply still in flight for an earlier, complete
- * pipelined request goes first, so that the error is not taken as its answer; a reply
- * already started for the broken request itself cannot be amended, only cut off.
- */
-function answerClientError(err: Error & { code?: string }, socket: Duplex) {
-  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (inFlight && !inFlight.writableFinished && inFlight.req.complete) {
-    inFlight.once("close", () => (inFlight.writableFinished ? answerClientError(err, socket) : socket.destroy()));
-    return;
-  }
-  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
-    socket.destroy();
-    return;
-  }
-  const [status, reason, code, message] =
-    err.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "Request Header Fields Too Large", "headers_too_large", `the request headers are over the ${MAX_HEADER_BYTES / 1024} KiB limit; send a shorter token, cookie or query string`]
-      : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? [408, "Request Timeout", "request_timeout", "the request did not arrive in time"]
-        : [400, "Bad Request", "malformed_request", `the request is not valid HTTP/1.1 (${err.code ?? "parse error"}); check its framing and headers`];
-  const body = JSON.stringify({ error: status, message, code });
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    () => socket.destroy(),
-  );
-}
-
-if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  main().catch((err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  });
-}
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

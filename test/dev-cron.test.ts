@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWebIfNeeded } from "../web/scripts/build-if-needed";
+import { buildWebIfNeeded } from "../web/scripts/build-if-needed.mjs";
 import { devStateDir, startDevProcess, wrangler, type DevProcess } from "./support/dev-process";
 
 // The README's way of running the daily job locally, through the real `npm run dev`: the

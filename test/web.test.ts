@@ -111,6 +111,23 @@ describe("the web client on the Node server", () => {
     expect(plain.body.toString()).toBe(BIG_JS);
   });
 
+  it("carries the request id and the CORS headers on files and pages, as on every reply", async () => {
+    const origin = { Origin: "https://app.example" };
+    const replies = {
+      "a file": await get("/assets/vendor-def456.js", { ...origin, "Accept-Encoding": "gzip" }),
+      "the page": await get("/settings", { ...origin, ...html }),
+    };
+    for (const [kind, res] of Object.entries(replies)) {
+      expect(res.status, kind).toBe(200);
+      expect(res.headers.get("x-request-id"), kind).toMatch(/^[\w-]{20,}$/);
+      expect(res.headers.get("access-control-allow-origin"), kind).toBe("*");
+      expect(res.headers.get("access-control-expose-headers"), kind).toMatch(/X-Request-Id/);
+      expect(res.headers.get("vary"), kind).toMatch(/Origin/);
+    }
+    // A gzipped file varies by encoding as well as by origin.
+    expect(replies["a file"].headers.get("vary")).toMatch(/Accept-Encoding/);
+  });
+
   it("answers a HEAD of a file with its headers and no body", async () => {
     const res = await fetch(`${server.url}/assets/index-abc123.js`, { method: "HEAD" });
     expect(res.status).toBe(200);

@@ -7,17 +7,14 @@
 //   BENCH_OWNERS the user ids the plants floor lists for, in turn (JSON array)
 import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import { createClient } from "@libsql/client";
 import { Hono } from "hono";
 import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/platform/config";
-import { createRuntime } from "../../src/platform/deps";
 import { createLogger } from "../../src/platform/log";
 import { keepSearchIndexed } from "../../src/jobs/search-index";
-import { openDatabase } from "../../src/platform/node/open-database";
-import { clientGoneFromSocket, readBodyFromSocket } from "../../src/platform/node/socket-request";
-import { createUpstreamPool } from "../../src/platform/node/upstream-pool";
+import { createNodeDeps } from "../../src/platform/node/node-deps";
+import { serveNode } from "../../src/platform/node/serve-node";
 import { PLANT_PAGE } from "../support";
 
 const kind = process.argv[2];
@@ -30,15 +27,13 @@ async function appFetch() {
     LOG_LEVEL: "error",
     ...JSON.parse(env.BENCH_ENV ?? "{}"),
   });
-  const runtime = await createRuntime(config, {
+  // Built as src/server.ts builds them.
+  const { deps, client } = await createNodeDeps(config, {
+    databaseUrl: env.BENCH_DB!,
     authSource: { kind: "jwk", jwk: JSON.parse(env.BENCH_JWK!) },
     log: createLogger("error"),
-    upstreamFetch: createUpstreamPool(),
   });
-  const { client, db } = await openDatabase(env.BENCH_DB!);
   if (env.BENCH_SYNCHRONOUS) await client.execute(`PRAGMA synchronous = ${env.BENCH_SYNCHRONOUS}`);
-  // Built once, as src/server.ts does, reading bodies from the socket as it does.
-  const deps = { ...runtime, db, readBody: readBodyFromSocket, clientGone: clientGoneFromSocket };
   keepSearchIndexed(deps);
   return createApp(() => deps).fetch;
 }
@@ -64,7 +59,7 @@ const kinds: Record<string, () => Promise<(req: Request) => Response | Promise<R
 const build = kinds[kind ?? ""];
 if (!build) throw new Error(`unknown server kind ${kind}; one of ${Object.keys(kinds).join(", ")}`);
 const fetch = await build();
-const server = serve({ fetch, port: 0, hostname: "127.0.0.1" }, () => {
+const server = serveNode(fetch, { port: 0, hostname: "127.0.0.1" }, () => {
   console.log(`READY http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 });
 

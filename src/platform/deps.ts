@@ -52,17 +52,6 @@ export interface Deps extends Runtime {
    * socket's peer; Workers: CF-Connecting-IP), or undefined when it cannot.
    */
   clientAddress?: (c: Context) => string | undefined;
-  /**
-   * The request's body, read where the entry can do it more cheaply than through the
-   * WHATWG Request (Node: from the socket), or undefined to read `c.req` as usual.
-   */
-  readBody?: (c: Context) => Promise<Uint8Array> | undefined;
-  /**
-   * A signal aborted when the client goes away before its reply is finished, where the
-   * entry can tell more cheaply than through the WHATWG Request (Node: the response's
-   * socket closing), or undefined to use `c.req.raw.signal`.
-   */
-  clientGone?: (c: Context) => AbortSignal | undefined;
   /** The built web client's files; without it the service is the API alone. */
   assets?: AssetSource;
   /**
@@ -96,6 +85,8 @@ export interface AppEnv {
     deps: Deps;
     requestId: string;
     principal: Principal;
+    /** The request body parsed exactly, `{}` when empty (src/platform/http/json-body.ts); routes read it validated, as `c.req.valid("json")`. */
+    jsonBody: unknown;
   };
 }
 

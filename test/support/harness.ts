@@ -4,16 +4,14 @@ import { join } from "node:path";
 import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
+import type { Client } from "@libsql/client";
 import { parseConfig } from "../../src/platform/config";
 import type { Db } from "../../src/platform/db";
-import { createRuntime, type Deps } from "../../src/platform/deps";
-import { clientGoneFromSocket, readBodyFromSocket } from "../../src/platform/node/socket-request";
-import { createUpstreamPool } from "../../src/platform/node/upstream-pool";
+import type { Deps } from "../../src/platform/deps";
 import type { Logger } from "../../src/platform/log";
 import type { WorkersAiBinding } from "../../src/platform/models/workers-ai";
-import { openDatabase } from "../../src/platform/node/open-database";
-import { loadOrCreateLocalKey } from "../../src/platform/node/local-login-key";
-import { nodeClientAddress, serveNode } from "../../src/server";
+import { createNodeDeps } from "../../src/platform/node/node-deps";
+import { serveNode } from "../../src/platform/node/serve-node";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 
 /** A clock the test moves by hand. */
@@ -74,16 +72,6 @@ export async function createHarness(
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
-  const { client, db, databaseFileProblem } = await openDatabase(`file:${dbFile}`);
-  // Count round trips at the driver, the network boundary in production (Turso).
-  let trips = 0;
-  for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
-    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
-    (client as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      trips++;
-      return original(...args);
-    };
-  }
   const clock = options.clock ?? createClock();
   const logs = createMemoryLogger();
   const config = parseConfig({
@@ -92,35 +80,17 @@ export async function createHarness(
     AUTH_AUDIENCE: idp.audience,
     ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
-  // Upstream calls go through the kept-alive pool, as the Node server makes them.
-  // As the Node server: a session key in the data folder, and the linked identities read before serving.
-  const sessionKey = JSON.stringify((await loadOrCreateLocalKey(join(dir, "session-key.json"))).privateJwk);
-  const runtime = await createRuntime(config, {
+  // The Node server's own wiring, with the test's clock, logger, Workers AI binding and,
+  // as on the server's first run, a local Ollama to offer.
+  const { deps, client, settled } = await createNodeDeps(config, {
+    databaseUrl: `file:${dbFile}`,
     now: clock.now,
     log: logs.log,
     workersAi: options.workersAi,
-    upstreamFetch: createUpstreamPool(),
     localOllama: options.localOllama,
-    sessionKey,
-    identityLinksMaxAgeMs: Infinity,
   });
-  await runtime.identityLinks.load(db);
-  // As the Node server: served on a socket (listen), bodies are read from it and a client
-  // leaving is seen on it; in-process requests (request) have no socket and use the Request.
-  // As the Node server keeps work that outlives a reply, so that tests can wait for it.
-  const background = new Set<Promise<unknown>>();
-  const deps: Deps = {
-    ...runtime,
-    db,
-    databaseFileProblem,
-    clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER),
-    readBody: readBodyFromSocket,
-    clientGone: clientGoneFromSocket,
-    background: (work) => {
-      background.add(work);
-      void work.finally(() => background.delete(work));
-    },
-  };
+  const { db } = deps;
+  const roundTrips = countRoundTrips(client);
   const app = createApp(() => deps);
   let server: ServerType | undefined;
 
@@ -132,7 +102,7 @@ export async function createHarness(
     clock,
     logs,
     dbFile,
-    roundTrips: () => trips,
+    roundTrips,
     request(path, init = {}) {
       const { json, token, apiKey, ...rest } = init;
       const headers = new Headers(rest.headers);
@@ -147,19 +117,30 @@ export async function createHarness(
     signIn: (name, claims = {}) => idp.sign(`user:${name}`, { name, ...claims }),
     async listen() {
       server = await new Promise<ServerType>((resolve) => {
-        const s = serveNode(app, { port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+        const s = serveNode(app.fetch, { port: 0, hostname: "127.0.0.1" }, () => resolve(s));
       });
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
-    async settled() {
-      while (background.size > 0) await Promise.allSettled([...background]);
-    },
+    settled,
     async close() {
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-      await Promise.allSettled([...background]);
+      await settled();
       client.close();
       await idp.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Counts database round trips at the driver, the network boundary in production (Turso): a reader of the count so far. */
+function countRoundTrips(client: Client): () => number {
+  let trips = 0;
+  for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
+    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
+    (client as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+      trips++;
+      return original(...args);
+    };
+  }
+  return () => trips;
 }

@@ -14,17 +14,30 @@ export interface ServerProcess {
 }
 
 /**
- * The real Node entry (`tsx src/server.ts`) as a child process on a port the system picks,
- * over a fresh libSQL file in a temporary folder (which also holds its local-login key).
- * `env` adds variables; the parent's AUTH_* and PUBLIC_BASE_URL are not inherited.
+ * How the entry is run: from source through tsx, or `built`, as `npm start` runs it (the
+ * bundle in dist/, see scripts/build-server.mjs) with a module hook that fails any import
+ * of tsx, in every thread: the built server must run on plain Node.
  */
-export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+function entryArgs(built: boolean): string[] {
+  if (!built) return ["--import", "tsx", "src/server.ts"];
+  const hook = `export async function resolve(specifier, context, next) { if (specifier === "tsx" || specifier.startsWith("tsx/")) throw new Error("the built server imported " + specifier); return next(specifier, context); }`;
+  const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+  return ["--enable-source-maps", "--import", `data:text/javascript,${encodeURIComponent(register)}`, "dist/server.js"];
+}
+
+/**
+ * The real Node entry (`src/server.ts`, or `built`: dist/server.js) as a child process on a
+ * port the system picks, over a fresh libSQL file in a temporary folder (which also holds
+ * its local-login key). `env` adds variables; the parent's AUTH_* and PUBLIC_BASE_URL are
+ * not inherited.
+ */
+export async function startServerProcess(env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<ServerProcess> {
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-server-"));
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(AUTH_|PUBLIC_BASE_URL|NODE_ENV|WEB_DIST_DIR|STT_|PORT$|DATABASE_)/.test(k)),
   );
   const databaseUrl = `file:${join(dir, "db")}`;
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  const child: ChildProcess = spawn(process.execPath, entryArgs(options.built ?? false), {
     env: { ...inherited, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: databaseUrl, LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

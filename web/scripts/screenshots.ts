@@ -10,7 +10,7 @@ import { chromiumPath, hasChromium } from "../../test/e2e/support/chromium";
 import { injectWallets } from "../../test/e2e/support/wallet";
 import { startFakeUpstream } from "../../test/support/fake-upstream";
 import { startServerProcess } from "../../test/support/server-process";
-import { buildWebIfNeeded } from "./build-if-needed";
+import { buildWebIfNeeded } from "./build-if-needed.mjs";
 
 const out = resolve(import.meta.dirname, "../../docs/screenshots");
 

@@ -40,8 +40,9 @@ export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: bo
     const credits = (model && turn.creditsAfter?.(model)) || turn.credits;
     for (const [name, value] of Object.entries(creditHeaders(credits))) c.header(name, value);
   };
-  // The client leaving shows as this signal (Node) or the response being cancelled.
-  const left = c.get("deps").clientGone?.(c) ?? c.req.raw.signal;
+  // The client leaving shows as the request's signal (@hono/node-server aborts it when the
+  // connection closes before the reply is finished) or as the response being cancelled.
+  const left = c.req.raw.signal;
   if (!stream) {
     for await (const event of turn.events(left, false)) {
       if (event.type === "done") {

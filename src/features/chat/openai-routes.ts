@@ -4,7 +4,7 @@ import type { AppEnv } from "../../platform/deps";
 import { ApiError, type ErrorStatus } from "../../platform/http/errors";
 import type { HttpError } from "../../platform/http/error-mapper";
 import { excerpt } from "../../platform/errors";
-import { describeZodError } from "../../platform/http/router";
+import { describeZodError, fieldOf } from "../../platform/http/router";
 import { availableModels, knownModel, sendCompletion } from "./completions";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
@@ -87,19 +87,13 @@ function openAiErrorResponses(...statuses: number[]) {
   ) as Record<number, { description: string; content: { "application/json": { schema: typeof OpenAiErrorSchema } } }>;
 }
 
-/** `messages[2].content` for the path ["messages", 2, "content"]. */
-function paramOf(path: readonly PropertyKey[]): string | null {
-  if (path.length === 0) return null;
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
-}
-
 /** Like createRouter, but a validation failure names the field as OpenAI's `param`. */
 function createOpenAiRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
         const where = result.target === "json" ? "request body" : result.target;
-        throw new ApiError(400, describeZodError(result.error, where), { field: paramOf(result.error.issues[0]?.path ?? []) });
+        throw new ApiError(400, describeZodError(result.error, where), { field: fieldOf(result.error) });
       }
     },
   });

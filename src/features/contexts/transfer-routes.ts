@@ -161,7 +161,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 async function readFile(c: Context<AppEnv>): Promise<unknown> {
   let text: string;
   try {
-    text = strictUtf8.decode(await (c.get("deps").readBody?.(c) ?? c.req.arrayBuffer()));
+    text = strictUtf8.decode(await c.req.arrayBuffer());
   } catch {
     throw new ApiError(400, "the file is not valid UTF-8 text");
   }

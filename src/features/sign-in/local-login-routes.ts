@@ -5,6 +5,7 @@ import { ApiError } from "../../platform/http/errors";
 import { createRouter } from "../../platform/http/router";
 import { DisplayName } from "../../platform/http/display-name";
 import { errorResponses } from "../../platform/http/error-responses";
+import { withJsonBody } from "../../platform/http/json-body-route";
 
 // Before the body is validated: outside local login the endpoint does not exist at all, as
 // docs/api.md says (the ordinary 404, not a 403 or a 400 about the body).
@@ -13,7 +14,7 @@ const onlyInLocalLogin = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-const localLogin = createRoute({
+const localLogin = withJsonBody(createRoute({
   method: "post",
   path: "/auth/local",
   tags: ["web client"],
@@ -41,7 +42,7 @@ const localLogin = createRoute({
     },
     ...errorResponses(400, 404, 413, 415),
   },
-});
+}));
 
 export const localLoginRoutes = createRouter().openapi(localLogin, async (c) => {
   // The token's times are the wall clock's: they are checked against it, not the app's clock.

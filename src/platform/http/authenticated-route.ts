@@ -4,6 +4,7 @@ import { requireAuth, requireJwt } from "../auth/credentials";
 import type { AppEnv } from "../deps";
 import type { ErrorStatus } from "./errors";
 import { ErrorSchema, errorEntries } from "./error-responses";
+import { withJsonBody } from "./json-body-route";
 
 /** Security requirement for endpoints that take a JWT or an API key. */
 const security: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKey: [] }];
@@ -35,10 +36,12 @@ export function authenticatedRoute<P extends string, R extends Config & { path: 
 ) {
   const { errors = [], jwtOnly = false, middleware = [], errorSchema = ErrorSchema } = options;
   const statuses = [...statusesBeforeHandler(route), ...(jwtOnly ? [403 as const] : []), ...errors];
-  return createRoute({
-    ...route,
-    security,
-    middleware: [requireAuth, ...(jwtOnly ? [requireJwt] : []), ...middleware] as [typeof requireAuth],
-    responses: { ...errorEntries(statuses, errorSchema), ...route.responses },
-  });
+  return withJsonBody(
+    createRoute({
+      ...route,
+      security,
+      middleware: [requireAuth, ...(jwtOnly ? [requireJwt] : []), ...middleware] as [typeof requireAuth],
+      responses: { ...errorEntries(statuses, errorSchema), ...route.responses },
+    }),
+  );
 }

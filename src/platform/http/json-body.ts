@@ -1,6 +1,5 @@
 import { parse } from "lossless-json";
-import { bodyLimit } from "hono/body-limit";
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
 import { ApiError } from "./errors";
@@ -9,29 +8,77 @@ import { excerpt } from "../errors";
 /** Request bodies larger than this are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-// The rest of the body is still on its way, unread. Rather than read and discard up to a
-// megabyte more, the connection is closed after this reply, and the reply says so, so a
-// pooled client opens a new one instead of writing its next request into a closed socket.
-// (Workers own the connection and ignore this header.)
-const tooLarge = (): never => {
-  throw new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`, { headers: { Connection: "close" } });
-};
+/**
+ * How much of an overlong body of unknown length (chunked) is still read and dropped after
+ * the 413, so that a client that writes its whole body before it reads gets the reply
+ * rather than a connection reset. On Node, @hono/node-server drains a body left unread
+ * (one of declared length, refused from its header) the same way, up to 64 MiB and for
+ * half a second after the reply, then closes the connection.
+ */
+const DISCARD_BYTES = 64 * 1024 * 1024;
 
-const countedBodyLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: tooLarge });
+const tooLarge = () => new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`);
+
+/** JSON's media type and its `+json` relatives (`application/merge-patch+json`), without parameters. */
+const JSON_TYPE = /^application\/([\w.+-]+\+)?json$/i;
+
+/** Whether a Content-Type header names JSON (parameters such as charset aside). */
+export function isJsonContentType(contentType: string): boolean {
+  return JSON_TYPE.test(contentType.split(";")[0]!.trim());
+}
+
+export const UNSUPPORTED_MEDIA_TYPE = "the request body must be JSON sent with 'Content-Type: application/json'";
 
 /**
- * Hono's body limit, with a body of declared length judged by its Content-Length first, as
- * Hono then does too: Hono looks at `c.req.raw.body` before the header, and on Node that
- * alone makes @hono/node-server build a WHATWG Request and a web stream around the socket
- * (see src/platform/node/socket-request.ts). A chunked body is counted by Hono as it streams.
+ * The body's bytes, at most MAX_BODY_BYTES. A body of declared length is judged by its
+ * Content-Length before a byte is read (and read with `c.req.arrayBuffer()`, which on Node
+ * @hono/node-server reads straight from the socket); a chunked one is counted as it
+ * streams, and past the limit the rest is dropped as it arrives (see DISCARD_BYTES).
  */
-export const limitBodySize: MiddlewareHandler = (c, next) => {
+async function readBody(c: Context): Promise<Uint8Array> {
   const length = c.req.header("Content-Length");
-  if (length === undefined || c.req.header("Transfer-Encoding") !== undefined) return countedBodyLimit(c, next);
-  return Number.parseInt(length, 10) > MAX_BODY_BYTES ? tooLarge() : next();
-};
+  if (length !== undefined && c.req.header("Transfer-Encoding") === undefined) {
+    if (Number.parseInt(length, 10) > MAX_BODY_BYTES) throw tooLarge();
+    return new Uint8Array(await c.req.arrayBuffer());
+  }
+  const body = c.req.raw.body;
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      void discard(reader, size);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
 
-const JSON_TYPE = /^application\/([\w.+-]+\+)?json$/i;
+/** Reads the rest of a refused body and drops it, up to DISCARD_BYTES in all. */
+async function discard(reader: ReadableStreamDefaultReader<Uint8Array>, read: number): Promise<void> {
+  try {
+    while (read <= DISCARD_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away, or the runtime ended the request: nothing is left to drop.
+  }
+}
 
 /**
  * A number literal with a fraction that a double rounds to an integer, such as
@@ -111,30 +158,30 @@ function refuseUnstorable(value: unknown, path = ""): void {
 }
 
 /**
- * Parses JSON bodies once, exactly (see parseNumber). Validators downstream call
- * `c.req.json()`, which is pointed at this parse (and `text()`, `arrayBuffer()` at the
- * body). An empty body reads as `{}`; a non-empty body that is not JSON is a 415;
- * malformed JSON or invalid UTF-8 is a 400.
+ * The request body as JSON, read once and exactly (see parseNumber), for every request that
+ * can carry one: `c.get("jsonBody")`, which each route's own schema then validates (see
+ * json-body-route.ts). An empty body reads as `{}`; a non-empty body that is not JSON is a
+ * 415; malformed JSON, invalid UTF-8 or a string that cannot be stored is a 400; over
+ * MAX_BODY_BYTES, a 413. Hono's own JSON reading (`c.req.json()`) is JSON.parse, which
+ * rounds integers past 2^53, so no validator here uses it.
  */
-export const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method === "GET" || c.req.method === "HEAD" || c.req.method === "OPTIONS") return next();
+export const readJsonBody = createMiddleware<AppEnv>(async (c, next) => {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBody(c);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError(400, "the request body was cut short: the connection closed before its end");
+  }
   let text: string;
   try {
-    const bytes = await (c.get("deps").readBody?.(c) ?? c.req.arrayBuffer());
     text = strictUtf8.decode(bytes);
-    // The body is read once, here (perhaps from the socket, past the Request): every later
-    // reader of it gets what was read.
-    c.req.arrayBuffer = () => Promise.resolve(bytes instanceof ArrayBuffer ? bytes : (bytes.slice().buffer as ArrayBuffer));
   } catch {
     throw new ApiError(400, "the request body is not valid UTF-8 text");
   }
-  c.req.text = () => Promise.resolve(text);
   let value: unknown = {};
   if (text.trim() !== "") {
-    const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
-    if (!JSON_TYPE.test(mediaType)) {
-      throw new ApiError(415, "the request body must be JSON sent with 'Content-Type: application/json'");
-    }
+    if (!isJsonContentType(c.req.header("Content-Type") ?? "")) throw new ApiError(415, UNSUPPORTED_MEDIA_TYPE);
     try {
       value = parse(text, null, parseNumber);
       refuseUnstorable(value);
@@ -145,6 +192,6 @@ export const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
       throw new ApiError(400, `the request body is not valid JSON${detail ? ` (${detail})` : ""}`);
     }
   }
-  c.req.json = <T>() => Promise.resolve(value as T);
+  c.set("jsonBody", value);
   await next();
 });

@@ -68,6 +68,16 @@ export function describeZodError(error: ZodError, where: string): string {
   return `invalid ${where}: ${shown.join("; ")}${more}`;
 }
 
+/**
+ * The field the first problem is about, as a client would write it (`messages[2].content`),
+ * or null for the whole input: OpenAI's `param`.
+ */
+export function fieldOf(error: ZodError): string | null {
+  const path = error.issues[0]?.path ?? [];
+  if (path.length === 0) return null;
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i > 0 ? "." : ""}${String(p)}`)).join("");
+}
+
 const targets: Record<string, string> = {
   json: "request body",
   query: "query parameters",

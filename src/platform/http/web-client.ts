@@ -30,19 +30,24 @@ export function htmlSecurityHeaders(config: Config): Record<string, string> {
   };
 }
 
-/** A file's reply with the caching the client's build calls for: hashed files forever, the rest revalidated. */
+/**
+ * A file's reply with the caching the client's build calls for: hashed files forever, the
+ * rest revalidated. Made with c.body(), so it carries the headers every reply does (the
+ * request id, CORS).
+ */
 function fileReply(c: Context<AppEnv>, path: string, file: Response): Response {
-  const headers = new Headers();
-  for (const name of ["Content-Type", "Content-Length", "Content-Encoding", "Vary", "ETag", "Last-Modified"]) {
+  const headers: Record<string, string> = {};
+  for (const name of ["Content-Type", "Content-Length", "Content-Encoding", "ETag", "Last-Modified"]) {
     const value = file.headers.get(name);
-    if (value) headers.set(name, value);
+    if (value) headers[name] = value;
   }
-  headers.set("Cache-Control", path.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache");
-  headers.set("X-Content-Type-Options", "nosniff");
-  if (headers.get("Content-Type")?.startsWith("text/html")) {
-    for (const [name, value] of Object.entries(htmlSecurityHeaders(c.get("deps").config))) headers.set(name, value);
-  }
-  return new Response(c.req.method === "HEAD" ? null : file.body, { status: 200, headers });
+  const vary = file.headers.get("Vary");
+  if (vary) c.header("Vary", vary, { append: true });
+  headers["Cache-Control"] = path.startsWith("/assets/") ? "public, max-age=31536000, immutable" : "no-cache";
+  headers["X-Content-Type-Options"] = "nosniff";
+  if (headers["Content-Type"]?.startsWith("text/html")) Object.assign(headers, htmlSecurityHeaders(c.get("deps").config));
+  const body = c.req.method === "HEAD" ? null : file.body;
+  return body === null ? c.body(null, 200, headers) : c.body(body, 200, headers);
 }
 
 /** A GET or HEAD of a file the client's build holds, or undefined. */

@@ -39,9 +39,19 @@ export const READY = 0;
 /** How many statements' SQL the two threads keep by slot. */
 export const SLOT_LIMIT = 1000;
 
-// The thread runs TypeScript, as this process does: the loader registers tsx there first.
-const LOADER = new URL("./thread-loader.mjs", import.meta.url);
-const ENTRY = new URL("./database-thread-main.ts", import.meta.url).href;
+/**
+ * The database thread's first module and the entry it runs. Built (`npm start` runs the
+ * bundle scripts/build-server.mjs makes, with the thread's own bundle beside this one), it
+ * is that JavaScript. From source (tsx, vitest), the thread runs TypeScript as this process
+ * does: thread-loader.mjs registers tsx there first, then imports the entry.
+ */
+function threadEntry(): { module: URL; entry: string } {
+  if (import.meta.url.endsWith(".js")) {
+    const module = new URL("./database-thread-main.js", import.meta.url);
+    return { module, entry: module.href };
+  }
+  return { module: new URL("./thread-loader.mjs", import.meta.url), entry: new URL("./database-thread-main.ts", import.meta.url).href };
+}
 
 /**
  * Makes a @libsql/client Client for an embedded file run `execute` and `batch` on a
@@ -54,7 +64,8 @@ const ENTRY = new URL("./database-thread-main.ts", import.meta.url).href;
  * client's own connection is left to migrations, which run before this.
  */
 export async function runOnThread(client: Client, path: string): Promise<Client> {
-  const worker = new Worker(LOADER, { workerData: { entry: ENTRY, path } });
+  const { module, entry } = threadEntry();
+  const worker = new Worker(module, { workerData: { entry, path } });
   const calls = new Map<number, { resolve(value: unknown): void; reject(err: unknown): void }>();
   let nextId = READY + 1;
   let stopped: Error | undefined;
