@@ -46,7 +46,7 @@ export function createApp(resolveDeps: DepsResolver) {
     if (c.req.method === "OPTIONS") return preflight(c, next);
     corsHeaders(c);
     await next();
-    // API.md labels JSON `application/json; charset=utf-8`; Hono's c.json() says `application/json`.
+    // docs/api.md labels JSON `application/json; charset=utf-8`; Hono's c.json() says `application/json`.
     if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", JSON_UTF8);
   });
   // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.

@@ -6,6 +6,7 @@ import type { AppEnv, Deps } from "../../platform/deps";
 import { DomainError, excerpt } from "../../platform/errors";
 import { ApiError } from "../../platform/http/errors";
 import { createRouter } from "../../platform/http/router";
+import { withJsonBody } from "../../platform/http/json-body-route";
 import { errorResponses } from "../../platform/http/error-responses";
 import { DisplayName } from "../../platform/http/display-name";
 import { publicOrigin } from "../../platform/http/public-origin";
@@ -209,7 +210,7 @@ const walletNonce = createRoute({
   },
 });
 
-const createSession = createRoute({
+const createSession = withJsonBody(createRoute({
   method: "post",
   path: "/auth/session",
   tags: ["sign-in"],
@@ -219,7 +220,7 @@ const createSession = createRoute({
     "Answers a short-lived access token and sets the session's refresh cookie. A proof that does not hold is a 401 with a specific code.",
   request: { body: { required: true, content: { "application/json": { schema: SignInProof } } } },
   responses: { 200: sessionReply, ...errorResponses(400, 401, 413, 415, 503) },
-});
+}));
 
 const refresh = createRoute({
   method: "post",
