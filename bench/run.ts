@@ -11,6 +11,7 @@ const sections = [
   "worker",
   "search",
   "web",
+  "before-after",
 ];
 
 const asked = process.argv.slice(2);

@@ -78,9 +78,9 @@ const running = new Set<ChildProcess>();
 process.on("exit", () => running.forEach((p) => p.kill()));
 
 /** Starts a process and waits for the line `ready` matches; its first group is the URL. */
-export function spawnServer(args: string[], env: Record<string, string>, ready: RegExp): Promise<Served> {
+export function spawnServer(args: string[], env: Record<string, string>, ready: RegExp, options: { cwd?: string } = {}): Promise<Served> {
   return new Promise((done, reject) => {
-    const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe", "ipc"] });
+    const proc = spawn(process.execPath, args, { cwd: options.cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe", "ipc"] });
     running.add(proc);
     proc.on("exit", () => running.delete(proc));
     let out = "";
@@ -340,6 +340,9 @@ export function machine(): string {
 export const BENCH_ISSUER = "https://idp.bench/";
 export const BENCH_AUDIENCE = "bench";
 const benchKey = generateKeyPair("ES256");
+
+/** The bench key pair (its public half for a server configured with AUTH_PUBLIC_KEY). */
+export const benchKeyPair = () => benchKey;
 
 /** The bench key's public half, as a server in another process is handed it (BENCH_JWK). */
 export async function benchJwk(): Promise<string> {
