@@ -57,6 +57,7 @@ async function start(side: "before" | "after", seed: (url: string) => Promise<vo
       PORT: "0",
       HOST: "127.0.0.1",
       NODE_ENV: "production",
+      PUBLIC_BASE_URL: "http://127.0.0.1",
       DATABASE_URL: `file:${join(dir, "bench.db")}`,
       WEB_DIST_DIR: join(dir, "no-web-client"),
       AUTH_PUBLIC_KEY: publicKey,
