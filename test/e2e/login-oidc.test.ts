@@ -4,6 +4,16 @@ import { profileOf } from "./support/oidc-provider";
 import { eventually, sendAndWait, sessionTraces, startStack, type Stack } from "./support/stack";
 import { injectWallets } from "./support/wallet";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Page } from "playwright-core";
+
+/** Fills the provider's own login form (on its origin) and comes back to the app at `appUrl`. */
+async function throughProvider(page: Page, login: string, appUrl: string) {
+  await page.getByPlaceholder("Enter any login").fill(login);
+  await page.getByPlaceholder("and password").fill("any password");
+  await page.getByRole("button", { name: "Sign-in" }).click();
+  const consent = page.getByRole("button", { name: "Continue" });
+  await Promise.race([consent.click().catch(() => {}), page.waitForURL(`${appUrl}/**`)]);
+}
 
 describe.skipIf(!hasChromium)("signing in with an OpenID provider", () => {
   let stack: Stack;
@@ -12,14 +22,7 @@ describe.skipIf(!hasChromium)("signing in with an OpenID provider", () => {
   });
   afterAll(() => stack?.close());
 
-  /** Fills the provider's own login form (on its origin) and comes back to the app. */
-  async function throughTheProvider(page: import("playwright-core").Page, login: string) {
-    await page.getByPlaceholder("Enter any login").fill(login);
-    await page.getByPlaceholder("and password").fill("any password");
-    await page.getByRole("button", { name: "Sign-in" }).click();
-    const consent = page.getByRole("button", { name: "Continue" });
-    await Promise.race([consent.click().catch(() => {}), page.waitForURL(`${stack.url}/**`)]);
-  }
+  const throughTheProvider = (page: Page, login: string) => throughProvider(page, login, stack.url);
 
   it("goes through the provider (code + PKCE), trades its token for a session, seeds the profile, and a reload needs no provider", async () => {
     const context = await stack.newContext();
@@ -70,7 +73,7 @@ describe.skipIf(!hasChromium)("signing in with an OpenID provider", () => {
 describe.skipIf(!hasChromium)("a deployed service with no model yet", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ oidc: true, env: { SVC_MODEL_BASE_URL: "" } });
+    stack = await startStack({ oidc: true, env: { AUTH_PROVIDER_NAME: "Example ID", SVC_MODEL_BASE_URL: "" } });
   });
   afterAll(() => stack?.close());
 
@@ -78,12 +81,8 @@ describe.skipIf(!hasChromium)("a deployed service with no model yet", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await page.goto("/");
-    await page.getByRole("button", { name: "Continue to log in" }).click();
-    await page.getByPlaceholder("Enter any login").fill("rosa");
-    await page.getByPlaceholder("and password").fill("any password");
-    await page.getByRole("button", { name: "Sign-in" }).click();
-    const consent = page.getByRole("button", { name: "Continue" });
-    await Promise.race([consent.click().catch(() => {}), page.waitForURL(`${stack.url}/**`)]);
+    await page.getByRole("button", { name: "Continue with Example ID" }).click();
+    await throughProvider(page, "rosa", stack.url);
 
     const card = page.getByRole("region", { name: "Chat is not available yet" });
     await card.waitFor();

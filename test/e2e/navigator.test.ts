@@ -40,7 +40,7 @@ async function expectMenuBesideItsButton(page: Page, name: string) {
   expect(m.x).toBeLessThan(b.x + b.width); // they overlap across: the menu hangs from its button
   expect(m.x + m.width).toBeGreaterThan(b.x);
   const items = menu.getByRole("menuitem");
-  expect(await items.allTextContents()).toEqual(["Rename", "Move to group", "Share", "Delete"]);
+  expect(await items.allTextContents()).toEqual(["Rename", "Move to group", "Pin", "Archive", "Share", "Export as Markdown", "Export as JSON", "Delete"]);
   for (const item of await items.all()) {
     const i = (await item.boundingBox()) as Box;
     expect(i.x).toBeGreaterThanOrEqual(m.x);

@@ -30,6 +30,8 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     await page.getByRole("button", { name: "Stop" }).waitFor();
     await composer.fill("and then?");
     await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "fourteen" }).waitFor({ timeout: 20_000 });
+    // The reply has ended when Stop gives way to Send (the model's stream closes after its last word).
+    await page.getByRole("button", { name: "Send" }).waitFor();
     stack.upstream.pieceDelayMs = undefined;
     expect(refreshes.length).toBeGreaterThanOrEqual(1);
     expect(refreshes.every((status) => status === 200)).toBe(true);

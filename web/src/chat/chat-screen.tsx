@@ -87,6 +87,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   }, [presetName, contextId, !!profile.data]);
   const abort = useRef<AbortController | null>(null);
   const ownNavigation = useRef<string | null>(null);
+  /** Enter was pressed while the last reply was settling: send the composer once it has. */
+  const sendWhenSettled = useRef(false);
   const input = useRef<HTMLTextAreaElement>(null);
 
   // Another conversation was opened: stop what streams here and show that one's draft.
@@ -96,6 +98,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       return;
     }
     abort.current?.abort();
+    sendWhenSettled.current = false;
     setPending(null);
     setFailure(null);
     if (contextId) setNewInstructions(null);
@@ -126,6 +129,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const modelUnavailable = !noModel && chosenModel !== undefined && !chosenModel.available;
   const outOfCredits = credits.data?.remaining === 0;
   const streaming = pending?.state === "streaming";
+  // The reply is complete and stored; the conversation is being read again to show it.
+  const settling = pending?.state === "done";
 
   function edit(value: string) {
     setText(value);
@@ -164,6 +169,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         const place = sentFrom ? { contextId: sentFrom, ...parent } : newInstructions ? { instructions: newInstructions } : {};
         done = await sendMessage({ message: exchange.message, model: chosen, ...place }, options);
       }
+      // The reply is whole: Send is back at once (a message sent now waits for the reload below).
+      setPending((p) => (p && p.state === "streaming" ? { ...p, state: "done" } : p));
       updateCredits(client, done.credits);
       void client.invalidateQueries({ queryKey: ["contexts"] });
       if (!sentFrom) {
@@ -175,7 +182,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         navigate(`/c/${done.contextId}`, { replace: true });
       }
       await client.refetchQueries({ queryKey: contextKey(done.contextId) });
-      setPending((p) => (p && p.state === "streaming" ? null : p));
+      setPending((p) => (p && p.state === "done" ? null : p));
     } catch (err) {
       if (controller.signal.aborted) {
         setPending((p) => (p ? { ...p, state: "stopped" } : p));
@@ -211,8 +218,20 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     }
   }
 
-  const send = (message: string) =>
-    run({ kind: "send", message, fromComposer: true, ...(contextId && loaded.length > 0 ? { parentId: loaded.at(-1)!.id } : {}) });
+  const send = (message: string) => {
+    // The last reply is stored but not shown from the server yet: its id is not known to
+    // continue from. The message goes once it is (the effect below), as the person typed it.
+    if (settling) {
+      sendWhenSettled.current = true;
+      return;
+    }
+    return run({ kind: "send", message, fromComposer: true, ...(contextId && loaded.length > 0 ? { parentId: loaded.at(-1)!.id } : {}) });
+  };
+  useEffect(() => {
+    if (pending !== null || !sendWhenSettled.current) return;
+    sendWhenSettled.current = false;
+    void send(text);
+  });
 
   /**
    * The model names a new conversation after its first reply, a moment later: the lists
