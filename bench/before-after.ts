@@ -7,7 +7,9 @@
 //   plants: GET /plants?limit=20, 100 users with 20 plants each, one token per user.
 //   chat:   POST /chat/send into a context of each of 100 users (one exchange already in it).
 // Target: each within 10% of the earlier commit (ratio ≥ 0.9×).
-//   npm run bench -- before-after            BENCH_BEFORE_REF=<commit> to compare another.
+//   npm run bench -- before-after            BENCH_BEFORE_REF=<commit> to compare another;
+//   BENCH_AFTER_REF=<commit> puts that commit (run from its sources) in this checkout's place,
+//   BENCH_ONLY=plants or chat runs one of the two.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,19 +21,27 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const users = 100;
 const root = resolve(import.meta.dirname, "..");
-const ref = process.env.BENCH_BEFORE_REF ?? "d29058c";
-const sha = execFileSync("git", ["rev-parse", "--short", ref], { cwd: root, encoding: "utf8" }).trim();
+const only = process.env.BENCH_ONLY;
+const short = (ref: string) => execFileSync("git", ["rev-parse", "--short", ref], { cwd: root, encoding: "utf8" }).trim();
 
-// The earlier commit's files (git archive: no worktree, nothing shared with this checkout)
-// and its own dependencies, kept between runs.
-const before = join(tmpdir(), `plant-chat-before-${sha}`);
-if (!existsSync(join(before, "node_modules"))) {
-  rmSync(before, { recursive: true, force: true });
-  execFileSync("sh", ["-c", `mkdir -p ${before} && git archive ${sha} | tar -x -C ${before}`], { cwd: root, stdio: "inherit" });
-  execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: before, stdio: "inherit" });
+/** A commit's files (git archive: no worktree, nothing shared with this checkout) and its own dependencies, kept between runs. */
+function checkout(ref: string): string {
+  const sha = short(ref);
+  const dir = join(tmpdir(), `plant-chat-before-${sha}`);
+  if (!existsSync(join(dir, "node_modules"))) {
+    rmSync(dir, { recursive: true, force: true });
+    execFileSync("sh", ["-c", `mkdir -p ${dir} && git archive ${sha} | tar -x -C ${dir}`], { cwd: root, stdio: "inherit" });
+    execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
+  }
+  return dir;
 }
+const sha = short(process.env.BENCH_BEFORE_REF ?? "d29058c");
+const before = checkout(sha);
+const afterRef = process.env.BENCH_AFTER_REF;
+const afterName = afterRef ? short(afterRef) : "this checkout";
+const after = afterRef ? checkout(afterRef) : root;
 // This checkout as `npm start` runs it.
-execFileSync(process.execPath, [join(root, "scripts/build-server.mjs"), "--if-needed"], { cwd: root, stdio: "inherit" });
+if (!afterRef) execFileSync(process.execPath, [join(root, "scripts/build-server.mjs"), "--if-needed"], { cwd: root, stdio: "inherit" });
 
 const upstreamModule = resolve(import.meta.dirname, "../test/support/fake-upstream.ts");
 const upstream = await spawnServer(
@@ -49,7 +59,7 @@ let databases = 0;
 
 /** A fresh server of one side, on a fresh database, seeded through its own API. */
 async function start(side: "before" | "after", seed: (url: string) => Promise<void>): Promise<Served> {
-  const args = side === "before" ? ["--import", "tsx", "src/server.ts"] : ["dist/server.js"];
+  const args = side === "after" && !afterRef ? ["dist/server.js"] : ["--import", "tsx", "src/server.ts"];
   const dir = join(scratch, `db-${databases++}`);
   const server = await spawnServer(
     args,
@@ -70,7 +80,7 @@ async function start(side: "before" | "after", seed: (url: string) => Promise<vo
       LOG_LEVEL: "info",
     },
     /"url":"http:\/\/localhost:(\d+)"/,
-    { cwd: side === "before" ? before : root },
+    { cwd: side === "before" ? before : after },
   );
   server.url = `http://127.0.0.1:${server.url}`;
   await seed(server.url);
@@ -115,14 +125,19 @@ const chatSide = (side: "before" | "after"): Side => ({
 });
 
 const startedAt = machine();
-console.log(`plants (${sha} → this checkout)`);
-const plants = await compare(plantsSide("before"), plantsSide("after"), repeats);
-console.log(`chat (${sha} → this checkout)`);
-const chat = await compare(chatSide("before"), chatSide("after"), repeats);
+console.log(`plants (${sha} → ${afterName})`);
+const plants = only === "chat" ? null : await compare(plantsSide("before"), plantsSide("after"), repeats);
+console.log(`chat (${sha} → ${afterName})`);
+const chat = only === "plants" ? null : await compare(chatSide("before"), chatSide("after"), repeats);
 upstream.stop();
 rmSync(scratch, { recursive: true, force: true });
+for (const [name, c] of [["plants", plants], ["chat", chat]] as const) {
+  if (c) console.log(`${name}: after / before ${ratioText(c.ratio)}; CPU per request before / after ${ratioText(c.cpuRatio)}`);
+}
+// A partial or another commit's run is printed, not written down.
+if (!plants || !chat || afterRef) process.exit(0);
 
-const cpu = (c: typeof plants, side: "a" | "b") => {
+const cpu = (c: NonNullable<typeof plants>, side: "a" | "b") => {
   const values = c.runs.map((r) => r[side].cpuUsPerRequest).sort((x, y) => x - y);
   return values[Math.floor(values.length / 2)]!.toFixed(0);
 };
