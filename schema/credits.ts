@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { users } from "./users";
 
@@ -67,8 +68,11 @@ export const creditHolds = sqliteTable(
     day: text().notNull(), // the UTC day the credits were charged to, YYYY-MM-DD
     credits: integer().notNull(),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+    // When the exchange last said it is alive: set with the hold, and renewed while a long
+    // reply streams. A hold not renewed for MODEL_TIMEOUT_MS and a margin is abandoned.
+    renewedAt: integer({ mode: "timestamp_ms" }).notNull().default(sql`0`),
     // The Idempotency-Key the exchange claimed, freed with the hold.
     claimKey: text(),
   },
-  (t) => [index("credit_holds_user_created_idx").on(t.userId, t.createdAt), index("credit_holds_created_idx").on(t.createdAt)],
+  (t) => [index("credit_holds_user_renewed_idx").on(t.userId, t.renewedAt), index("credit_holds_renewed_idx").on(t.renewedAt)],
 );

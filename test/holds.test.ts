@@ -165,6 +165,43 @@ describe("credit holds", () => {
     expect(await ledger(token)).toEqual({ credits: 2, usage: 2, exchanges: 2, holds: 0 });
   });
 
+  it("never takes a reply that streams far past the timeout for abandoned, and charges it once", async () => {
+    const token = await h.signIn("hold-long-stream");
+    // A reply of 24 pieces 150 ms apart: 3.6 s, while the exchange renews its hold every
+    // second (the timeout is 0.5 s). The clock jumps past the stale window meanwhile.
+    up.pieceDelayMs = 150;
+    up.reply = () => Array.from({ length: 24 }, (_, i) => `word${i}`).join(" ");
+    try {
+      const long = send(token, { message: "a long story", stream: true }).then((res) => res.text());
+      await new Promise((r) => setTimeout(r, 1300));
+      h.clock.advance(STALE);
+      await new Promise((r) => setTimeout(r, 1200)); // a renewal after the jump
+      up.reply = () => "short";
+      up.pieceDelayMs = undefined;
+      expect((await send(token, { message: "meanwhile" })).status).toBe(200);
+      // The long reply's hold is still there, charged: nothing was refunded.
+      expect(await ledger(token)).toEqual({ credits: 2, usage: 1, exchanges: 1, holds: 1 });
+      expect(await long).toContain("event: done");
+      expect(await ledger(token)).toEqual({ credits: 2, usage: 2, exchanges: 2, holds: 0 });
+    } finally {
+      up.pieceDelayMs = undefined;
+      up.reply = (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`;
+    }
+  });
+
+  it("never charges past the allowance a reply whose hold was released while it ran", async () => {
+    const token = await h.signIn("hold-late-over");
+    const slow = await dieMidExchange(token, "a very long stream");
+    h.clock.advance(STALE);
+    // The release refunds the first; five more messages use the whole day (5 credits).
+    for (let i = 0; i < 5; i++) expect((await send(token, { message: `meanwhile ${i}` })).status).toBe(200);
+    await runToEnd(slow);
+    const after = await ledger(token);
+    expect(after.credits).toBe(5); // not 6: the late reply is kept, uncharged
+    expect(after.exchanges).toBe(6);
+    expect(after.holds).toBe(0);
+  });
+
   it("releases the hold when the caller stops reading the reply partway", async () => {
     const token = await h.signIn("hold-stop-reading");
     const { exchange, prompt, settle } = await dieMidExchange(token, "one two three four five");

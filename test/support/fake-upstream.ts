@@ -46,6 +46,8 @@ export interface FakeUpstream {
   mode: UpstreamMode;
   /** When set, a streamed reply (OpenAI protocol) sends its pieces this many ms apart, as a slow model does. */
   pieceDelayMs?: number;
+  /** The same per request, when pieceDelayMs is not set (the workerd tests' upstream, shared by all). */
+  pieceDelayFor?: (request: RecordedRequest) => number | undefined;
   /** The reply for a request: text (default: `echo: <last user message>`), or tool calls. */
   reply: (request: RecordedRequest) => string | ToolReply;
   /** The models GET /v1/models (OpenAI's or Anthropic's shape) and Ollama's GET /api/tags list. */
@@ -214,7 +216,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
   function answer(reply: string | ToolReply, request: RecordedRequest, res: ServerResponse, protocol: "openai" | "anthropic") {
     const { text, toolCalls } = typeof reply === "string" ? { text: reply, toolCalls: [] } : { text: reply.text ?? "", toolCalls: reply.toolCalls };
     const calls = toolCalls.map((c, i) => ({ id: `call_${i}_${c.name}`, name: c.name, input: c.input }));
-    if (request.body.stream) return calls.length > 0 ? streamToolCalls(text, calls, res, protocol) : stream(text, res, protocol);
+    if (request.body.stream) return calls.length > 0 ? streamToolCalls(text, calls, res, protocol) : stream(text, res, protocol, upstream.pieceDelayMs ?? upstream.pieceDelayFor?.(request));
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       JSON.stringify(
@@ -295,7 +297,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     }
   }
 
-  function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic") {
+  function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic", pieceDelayMs?: number) {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const pieces = text.match(/\S+\s*|\s+/g) ?? [""];
     const failing = upstream.mode === "fail-mid-stream";
@@ -305,8 +307,8 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       const chunk = (delta: object, finish: string | null) =>
         `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       res.write(chunk({ role: "assistant" }, null));
-      if (upstream.pieceDelayMs && !failing && !stalling) {
-        const delay = upstream.pieceDelayMs;
+      if (pieceDelayMs && !failing && !stalling) {
+        const delay = pieceDelayMs;
         void (async () => {
           for (const piece of sent) {
             res.write(chunk({ content: piece }, null));

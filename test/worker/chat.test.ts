@@ -126,6 +126,44 @@ describe("chat in workerd over D1", () => {
     expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 2 });
   });
 
+  it("never takes a reply that streams far past the timeout for abandoned, and charges it once", async () => {
+    const name = "long-stream";
+    const auth = await signIn(name);
+    expect((await call("/me", { headers: auth })).status).toBe(200);
+    // A timeout of 0.5 s, and a clock the test moves past the stale window (5.5 s) while the
+    // reply (3.6 s) streams; the exchange renews its hold every second.
+    let offset = 0;
+    const now = () => new Date(Date.now() + offset);
+    const runtime = await createRuntime(parseConfig({ ...(env as object), MODEL_TIMEOUT_MS: "500" } as never), { now });
+    const deps = { ...runtime, db: dbFromD1(env.DB), now };
+    const principal = { via: "api-key" as const, userId: await userIdFor(env.AUTH_ISSUER, `user:${name}`), keyId: "long" };
+    const opening = await openChat(deps, { principal, message: "(slow) a long story", requestId: "req-long" });
+    if (opening.kind !== "ready") throw new Error("expected a charged exchange");
+    const { exchange, prompt, settle, explainStoreFailure } = opening;
+    const finished = (async () => {
+      let last: { type: string } | undefined;
+      for await (const event of exchange.run({ prompt, signal: new AbortController().signal, stream: true, settle, explainStoreFailure })) last = event;
+      return last;
+    })();
+    await new Promise((r) => setTimeout(r, 1300));
+    offset += 500 + 5000 + 1;
+    await new Promise((r) => setTimeout(r, 1200)); // a renewal after the jump
+
+    // The next message's opening batch (on the same clock and timeout) releases abandoned
+    // holds: not this one, which is still charged.
+    const next = await openChat(deps, { principal, message: "meanwhile", requestId: "req-meanwhile" });
+    if (next.kind !== "ready") throw new Error("expected a charged exchange");
+    expect(next.exchange.credits).toMatchObject({ used: 2 });
+    expect(await holdsOf(name)).toBe(2);
+    for await (const _event of next.exchange.run({ prompt: next.prompt, signal: new AbortController().signal, stream: false, settle: next.settle, explainStoreFailure: next.explainStoreFailure })) {
+      // run to its end
+    }
+
+    expect(await finished).toMatchObject({ type: "done" });
+    expect(await holdsOf(name)).toBe(0);
+    expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 2 });
+  });
+
   it("releases the credit holds of dead exchanges when the cron runs", async () => {
     const name = "died-before-cron";
     const auth = await signIn(name);

@@ -30,7 +30,17 @@ import { timingStatement, type ExchangeTiming } from "./model-speed";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditDays, users, type StoredPreferences } from "../../../schema/index";
 import { creditsFor, debitStatement, describeWait, secondsUntil, utcDay, type Credits } from "../account/credits";
-import { HOLD_MARGIN_MS, holdStatement, releaseHoldStatements, releaseStaleStatements, settleHoldStatements, staleBefore, type HeldCharge } from "./holds";
+import {
+  HOLD_MARGIN_MS,
+  holdStatement,
+  releaseHoldStatements,
+  releaseStaleStatements,
+  renewalInterval,
+  renewHold,
+  settleHoldStatements,
+  staleBefore,
+  type HeldCharge,
+} from "./holds";
 import {
   claimHeldGuard,
   claimState,
@@ -467,6 +477,14 @@ export class Exchange {
     };
     let deadline: Deadline | undefined;
     let answered = false;
+    // The hold is a lease (holds.ts): renewed while the model answers, however long its
+    // reply streams, so that no other request takes it for abandoned. A short exchange
+    // ends before the first renewal and costs no statement.
+    const renewal = setInterval(() => {
+      renewHold(this.deps.db, this.charge.holdId, this.deps.now()).catch((err) =>
+        this.deps.log.warn("could not renew a credit hold", { requestId: this.requestId, holdId: this.charge.holdId, err }),
+      );
+    }, renewalInterval(this.deps.config));
     try {
       let text = "";
       let model: RegisteredModel;
@@ -543,6 +561,7 @@ export class Exchange {
       }
       yield { type: "done", reply: settlement.reply, model: model.id };
     } finally {
+      clearInterval(renewal);
       // Stopped when the caller stops iterating, so the upstream call ends with it. Once
       // the model has answered there is no call left to stop (and an abort costs an
       // exception object and its listeners on every message).

@@ -7,9 +7,11 @@ import { creditDays, creditHolds, idempotencyKeys } from "../../../schema/index"
 // ---------------------------------------------------------------------------------------
 // Credit holds. A chat charge is a hold: the row is written by the batch that debits,
 // and deleted by the batch that ends the exchange, either storing it (settled) or
-// refunding it (released). A process that dies between the two leaves its hold behind;
-// once it is older than the model timeout plus a margin, no live exchange can still own
-// it, and whoever sees it first (the user's next debit, the Node server's start, the
+// refunding it (released). A hold is a lease: its exchange renews it (`renewed_at`) every
+// third of the model timeout while it runs, so a reply may stream for as long as the model
+// keeps sending. A process that dies leaves its hold behind, no longer renewed; once its
+// last renewal is older than the model timeout plus a margin, no live exchange can still
+// own it, and whoever sees it first (the user's next debit, the Node server's start, the
 // daily job) refunds it to the day it was charged on and frees its Idempotency-Key.
 // Every statement here is a query-builder statement, so it can join a batch on D1 too.
 // ---------------------------------------------------------------------------------------
@@ -20,7 +22,12 @@ import { creditDays, creditHolds, idempotencyKeys } from "../../../schema/index"
  */
 export const HOLD_MARGIN_MS = 5_000;
 
-/** The instant before which a hold belongs to an exchange that can no longer end by itself. */
+/** How often a running exchange renews its hold: three times within the window that would make it stale. */
+export function renewalInterval(config: Pick<Config, "MODEL_TIMEOUT_MS">): number {
+  return Math.max(1_000, Math.floor(config.MODEL_TIMEOUT_MS / 3));
+}
+
+/** The instant before which a hold not renewed since belongs to an exchange that can no longer end by itself. */
 export function staleBefore(config: Pick<Config, "MODEL_TIMEOUT_MS">, now: Date): Date {
   return new Date(now.getTime() - config.MODEL_TIMEOUT_MS - HOLD_MARGIN_MS);
 }
@@ -44,6 +51,7 @@ export function holdStatement(
         day: sql<string>`${hold.day}`.as("day"),
         credits: sql<number>`${hold.price}`.as("credits"),
         createdAt: sql<Date>`${hold.createdAtMs}`.as("created_at"),
+        renewedAt: sql<Date>`${hold.createdAtMs}`.as("renewed_at"),
         claimKey: sql<string | null>`${hold.claimKey}`.as("claim_key"),
       })
       .from(sql`(select 1)`)
@@ -58,19 +66,29 @@ const endStatements = perDb((db) => {
   const day = sql.placeholder("day");
   const credits = sql.placeholder("credits");
   const held = sql`exists (select 1 from credit_holds where id = ${id})`;
+  const allowance = sql.placeholder("allowance");
   return {
-    // A hold released while its exchange still ran (a stream that kept going past the
-    // timeout) is charged again as the exchange is stored: credits follow stored messages.
+    // A hold released while its exchange still ran (its renewals failed for longer than the
+    // stale window: the database unreachable meanwhile) is charged again as the exchange is
+    // stored, if today's credits still cover it. They never go past the allowance: without
+    // room, the reply is kept uncharged (the user was charged for it once, and refunded by
+    // the release).
     rechargeIfReleased: db
       .insert(creditDays)
       .select(
         db
           .select({ userId: sql<string>`${userId}`.as("user_id"), day: sql<string>`${day}`.as("day"), used: sql<number>`${credits}`.as("used") })
           .from(sql`(select 1)`)
-          .where(sql`not ${held}`),
+          .where(sql`not ${held} and ${credits} <= ${allowance}`),
       )
-      .onConflictDoUpdate({ target: [creditDays.userId, creditDays.day], set: { used: sql`${creditDays.used} + excluded.used` } })
+      .onConflictDoUpdate({
+        target: [creditDays.userId, creditDays.day],
+        set: { used: sql`${creditDays.used} + excluded.used` },
+        setWhere: sql`${creditDays.used} + excluded.used <= ${allowance}`,
+      })
       .prepare(),
+    // The lease: the exchange is alive.
+    renew: db.update(creditHolds).set({ renewedAt: sql`${sql.placeholder("at")}` }).where(eq(creditHolds.id, id)).prepare(),
     // Only a hold still there is refunded: one already released was refunded by its releaser.
     refundIfHeld: db
       .update(creditDays)
@@ -94,6 +112,13 @@ export interface HeldCharge {
   userId: string;
   day: string;
   credits: number;
+  /** The day's allowance when the hold was made: a recharge never goes past it. */
+  allowance: number;
+}
+
+/** Renews the hold's lease: its exchange is still running. One statement. */
+export async function renewHold(db: Db, holdId: string, at: Date): Promise<void> {
+  await endStatements(db).renew.run({ holdId, at: at.getTime() });
 }
 
 /**
@@ -115,15 +140,15 @@ export function releaseHoldStatements(db: Db, hold: HeldCharge) {
 }
 
 /**
- * Releases every hold created before `before` (of one user, or of all): refunds each to
+ * Releases every hold last renewed before `before` (of one user, or of all): refunds each to
  * its day, frees the Idempotency-Key its exchange claimed, deletes it. Three statements
  * that must run in this order, in one batch. The last returns the released holds.
  */
 export function releaseStaleStatements(db: Db, scope: { userId?: Value<string>; before: Value<number> }) {
   const { userId, before } = scope;
   const staleOf = (owner: SQL, extra: SQL) =>
-    sql`select 1 from credit_holds h where h.user_id = ${owner} and h.created_at <= ${before} and ${extra}`;
-  const staleSum = sql`(select coalesce(sum(h.credits), 0) from credit_holds h where h.user_id = credit_days.user_id and h.day = credit_days.day and h.created_at <= ${before})`;
+    sql`select 1 from credit_holds h where h.user_id = ${owner} and h.renewed_at <= ${before} and ${extra}`;
+  const staleSum = sql`(select coalesce(sum(h.credits), 0) from credit_holds h where h.user_id = credit_days.user_id and h.day = credit_days.day and h.renewed_at <= ${before})`;
   const refund = db
     .update(creditDays)
     .set({ used: sql`max(${creditDays.used} - ${staleSum}, 0)` })
@@ -147,7 +172,7 @@ export function releaseStaleStatements(db: Db, scope: { userId?: Value<string>; 
     );
   const remove = db
     .delete(creditHolds)
-    .where(and(userId === undefined ? undefined : eq(creditHolds.userId, userId), lte(creditHolds.createdAt, sql`${before}`)))
+    .where(and(userId === undefined ? undefined : eq(creditHolds.userId, userId), lte(creditHolds.renewedAt, sql`${before}`)))
     .returning({ id: creditHolds.id, userId: creditHolds.userId, day: creditHolds.day, credits: creditHolds.credits });
   return [refund, freeClaims, remove] as const;
 }
