@@ -4,3 +4,4 @@ export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits
 export { groups, contexts, messages, shares } from "./contexts";
 export { modelTimings } from "./models";
 export { sessions, refreshTokens, walletNonces } from "./sessions";
+export { healthProbe } from "./operations";

@@ -45,6 +45,7 @@ export function createApp(resolveDeps: DepsResolver) {
     c.set("deps", deps instanceof Promise ? await deps : deps);
     if (c.req.method === "OPTIONS") return preflight(c, next);
     corsHeaders(c);
+    refuseWritesToALostFile(c);
     await next();
     // docs/api.md labels JSON `application/json; charset=utf-8`; Hono's c.json() says `application/json`.
     if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", JSON_UTF8);
@@ -210,4 +211,21 @@ function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: 
       throw new ApiError(405, `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { headers: { Allow: allow } });
     }
   };
+}
+
+/**
+ * Node's embedded file deleted or replaced under the running server: SQLite keeps writing
+ * to the open file, which no one will open again, so every write would be acknowledged and
+ * lost at the next start. Requests that may write are refused while that lasts (one stat
+ * of the file each); reads go on from the open file.
+ */
+function refuseWritesToALostFile(c: Context<AppEnv>) {
+  const { method } = c.req;
+  if (method === "GET" || method === "HEAD") return;
+  const problem = c.get("deps").databaseFileProblem?.();
+  if (!problem) return;
+  c.get("deps").log.error("write refused: database file", { requestId: c.get("requestId"), problem });
+  throw new ApiError(503, "the server's database file was deleted or replaced while it ran: nothing was saved; the operator must restart the server", {
+    code: "database_file_lost",
+  });
 }

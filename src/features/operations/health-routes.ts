@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
+import { healthProbe } from "../../../schema/index";
 import { ApiError } from "../../platform/http/errors";
 import { createRouter } from "../../platform/http/router";
 import { errorResponses } from "../../platform/http/error-responses";
@@ -10,7 +11,7 @@ const health = createRoute({
   tags: ["operations"],
   summary: "Liveness, including that the database can be written",
   description:
-    "503 with the reason when the database is unreachable or read-only, or (Node's embedded file) when the file at its path is no longer the one the server opened.",
+    "503 with the reason when the database is unreachable, read-only or out of disk space, or (Node's embedded file) when the file at its path is no longer the one the server opened.",
   responses: {
     200: { description: "Healthy", content: { "application/json": { schema: z.object({ status: z.literal("ok") }) } } },
     ...errorResponses(503),
@@ -26,14 +27,22 @@ export const healthRoutes = createRouter().openapi(health, async (c) => {
     throw new ApiError(503, "the database file was deleted or replaced while the server had it open; restart the server");
   }
   try {
-    // A write that changes nothing: it still needs the write lock, so it fails where a write
-    // would (a read-only file, mount or replica), on libSQL and D1 alike, with no table of
-    // its own and no transaction (D1 has none outside batches).
-    await db.run(sql`delete from plants where 0`);
+    // A write of a page, undone in the same batch: it fails where a write that grows the
+    // database would (a full disk, a read-only file, mount or replica), on libSQL and D1.
+    await db.batch([db.insert(healthProbe).values({ id: 1, pad: sql`zeroblob(4096)` }), db.delete(healthProbe)]);
   } catch (err) {
     log.error("health check: database cannot be written", { requestId: c.get("requestId"), err });
-    const readOnly = /readonly|read-only|read only/i.test(`${(err as { code?: string }).code ?? ""} ${String(err)} ${String((err as Error).cause ?? "")}`);
-    throw new ApiError(503, readOnly ? "the database is read-only: writes fail" : "the database is unreachable or cannot be written");
+    throw new ApiError(503, `${whyUnwritable(err)}; reading may still work`);
   }
   return c.json({ status: "ok" as const }, 200);
 });
+
+/** What a failed write says of the storage, from the SQLite code in its causes (drizzle wraps the driver's error). */
+function whyUnwritable(err: unknown): string {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = String((e as { code?: unknown }).code ?? "");
+    if (code === "SQLITE_FULL") return "the disk is full: writes fail until space is freed";
+    if (code === "SQLITE_READONLY" || /read[- ]?only/i.test(e.message)) return "the database is read-only: writes fail";
+  }
+  return "the database is unreachable or cannot be written";
+}

@@ -42,7 +42,26 @@ const GENERIC_CODE: Record<ErrorStatus, string> = {
   502: "upstream_failed",
   503: "unavailable",
   504: "upstream_timeout",
+  507: "storage_full",
 };
+
+/**
+ * A fault of the database's storage, from the driver's SQLite code anywhere in the error's
+ * causes (drizzle wraps the driver's error): the disk full, or the file read-only. Neither
+ * is the server's bug, and neither saved anything.
+ */
+function storageFault(err: unknown): HttpError | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === "SQLITE_FULL") {
+      return { status: 507, code: "storage_full", message: "the server's disk is full: nothing was saved; try again once the operator has freed space", headers: {}, field: null };
+    }
+    if (code === "SQLITE_READONLY") {
+      return { status: 503, code: "storage_read_only", message: "the server's database is read-only: nothing was saved; reading still works", headers: { "Retry-After": "60" }, field: null };
+    }
+  }
+  return undefined;
+}
 
 /**
  * The one place an error becomes a status, headers and a code: a service's DomainError by
@@ -67,6 +86,11 @@ export function toHttpError(err: unknown, requestId: string, onFault: (err: unkn
   if (err instanceof HTTPException && err.status < 500) {
     const status = (err.status in GENERIC_CODE ? err.status : 400) as ErrorStatus;
     return { status, code: GENERIC_CODE[status], message: err.message || "bad request", headers: {}, field: null };
+  }
+  const storage = storageFault(err);
+  if (storage) {
+    onFault(err); // the operator must hear of it
+    return storage;
   }
   onFault(err);
   return {

@@ -23,9 +23,10 @@ const descriptions: Record<number, string> = {
   422: "The Idempotency-Key was already used for a different request",
   429: "Too many requests",
   502: "The upstream model failed",
-  503: "The model is not configured or not reachable",
+  503: "A dependency is unavailable: the model (not configured or not reachable), the identity provider, or the database (read-only, or its file deleted)",
   504: "The upstream model timed out",
   500: "Server fault; the reply's X-Request-Id identifies it in the log",
+  507: "The server's storage is full: nothing was saved",
 };
 
 const headers: Record<number, z.ZodObject> = {
@@ -38,10 +39,11 @@ type ErrorContent = { "application/json": { schema: z.ZodType } };
 
 /**
  * OpenAPI response entries for the given error statuses, all with the error body of the
- * surface (the Error body unless `schema` says otherwise). Any endpoint may answer 500.
+ * surface (the Error body unless `schema` says otherwise). Any endpoint may answer 500,
+ * and 507 (a write it makes, if only a user's first sight, found the disk full).
  */
 export function errorEntries(statuses: readonly number[], schema: z.ZodType = ErrorSchema) {
-  const all = [...new Set([...statuses, 500])].sort((a, b) => a - b);
+  const all = [...new Set([...statuses, 500, 507])].sort((a, b) => a - b);
   return Object.fromEntries(
     all.map((s) => [
       s,

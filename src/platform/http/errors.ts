@@ -1,6 +1,6 @@
 import { HTTPException } from "hono/http-exception";
 
-export type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504 | 507;
 
 export interface ApiErrorOptions {
   /** Stable machine-readable code; by default the status's generic one (see error-mapper.ts). */

@@ -1,0 +1,100 @@
+import { rmSync } from "node:fs";
+import { sql } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { keepSearchIndexed } from "../src/jobs/search-index";
+import { createHarness, type Harness } from "./support/harness";
+
+// The embedded database's storage failing under the running Node server: the file deleted,
+// the disk full. Nothing acknowledged may be lost, and the server keeps serving.
+
+let h: Harness;
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(() => h.close());
+
+const addPlant = (token: string, id: number, name = `plant ${id}`) => h.request("/plants", { method: "POST", token, json: { id, name } });
+
+describe("the database file deleted under the server", () => {
+  it("refuses every write with 503 and the reason, keeps answering reads, and says so on /health", async () => {
+    const token = await h.signIn("rosa");
+    expect((await addPlant(token, 1)).status).toBe(200);
+    rmSync(h.dbFile);
+
+    for (let id = 2; id < 5; id++) {
+      const res = await addPlant(token, id);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { code: string; message: string };
+      expect(body.code).toBe("database_file_lost");
+      expect(body.message).toMatch(/deleted or replaced.*nothing was saved.*restart/);
+    }
+    expect((await h.request("/chat/send", { method: "POST", token, json: { message: "hello" } })).status).toBe(503);
+    // What was there is still read from the open file.
+    const list = await h.request("/plants", { token });
+    expect(list.status).toBe(200);
+    expect(await list.json()).toEqual([{ name: "plant 1" }]);
+    const health = await h.request("/health");
+    expect(health.status).toBe(503);
+    expect(h.logs.text()).toMatch(/write refused: database file/);
+  });
+});
+
+describe("a full disk", () => {
+  it("answers a write that finds no space 507 with the Error body, says so on /health, and recovers by itself", async () => {
+    const token = await h.signIn("sam");
+    expect((await addPlant(token, 1)).status).toBe(200);
+    // SQLite's own limit on the file's pages: past it, a write fails exactly as on a full disk (SQLITE_FULL).
+    await h.db.run(sql`PRAGMA max_page_count = 1`);
+    let full: Response | undefined;
+    for (let id = 2; id < 200 && !full; id++) {
+      const res = await addPlant(token, id, `plant ${id} ${"x".repeat(240)}`);
+      if (res.status !== 200) full = res;
+    }
+    expect(full?.status).toBe(507);
+    const body = (await full!.json()) as { error: number; code: string; message: string };
+    expect(body).toMatchObject({ error: 507, code: "storage_full" });
+    expect(body.message).toMatch(/disk is full: nothing was saved/);
+    const health = await h.request("/health");
+    expect(health.status).toBe(503);
+    expect(((await health.json()) as { message: string }).message).toMatch(/disk is full/);
+    // Reads go on.
+    expect((await h.request("/plants", { token })).status).toBe(200);
+
+    // Space returns: writes and /health work again, with no restart.
+    await h.db.run(sql`PRAGMA max_page_count = 1073741823`);
+    expect((await addPlant(token, 500)).status).toBe(200);
+    expect((await h.request("/health")).status).toBe(200);
+  });
+});
+
+describe("a read-only database", () => {
+  it("answers writes 503 with the reason, and the search indexer backs off until it can write again", async () => {
+    const token = await h.signIn("ro");
+    expect((await h.request("/contexts", { method: "POST", token, json: { name: "Fern room" } })).status).toBe(201); // waits to be indexed
+    // What a read-only file or mount does to the server's connection (the tests run as
+    // root, whom chmod does not stop).
+    await h.db.run(sql`PRAGMA query_only = ON`);
+    const res = await addPlant(token, 1);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ code: "storage_read_only", message: expect.stringMatching(/read-only: nothing was saved/) });
+    expect((await h.request("/plants", { token })).status).toBe(200);
+
+    const failures = () => h.logs.lines.filter((l) => l.msg === "could not index search entries").length;
+    const stop = keepSearchIndexed({ db: h.db, log: h.logs.log }, 10);
+    try {
+      await new Promise((r) => setTimeout(r, 700));
+      // Every 10 ms that would be ~70 failures; doubling the wait, 10 + 20 + … + 320 ms: 6.
+      expect(failures()).toBeGreaterThanOrEqual(2);
+      expect(failures()).toBeLessThanOrEqual(8);
+
+      await h.db.run(sql`PRAGMA query_only = OFF`);
+      expect((await addPlant(token, 1)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1500)); // the longest wait so far, and a try after it
+      const settled = failures();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(failures()).toBe(settled);
+    } finally {
+      stop();
+    }
+  });
+});
