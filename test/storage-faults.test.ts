@@ -98,3 +98,4 @@ describe("a read-only database", () => {
     }
   });
 });
+

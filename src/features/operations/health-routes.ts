@@ -43,6 +43,7 @@ function whyUnwritable(err: unknown): string {
     const code = String((e as { code?: unknown }).code ?? "");
     if (code === "SQLITE_FULL") return "the disk is full: writes fail until space is freed";
     if (code === "SQLITE_READONLY" || /read[- ]?only/i.test(e.message)) return "the database is read-only: writes fail";
+    if (code.startsWith("SQLITE_IOERR")) return "the database's storage refuses writes (an I/O error: files made immutable, a failing disk)";
   }
   return "the database is unreachable or cannot be written";
 }

@@ -47,8 +47,8 @@ const GENERIC_CODE: Record<ErrorStatus, string> = {
 
 /**
  * A fault of the database's storage, from the driver's SQLite code anywhere in the error's
- * causes (drizzle wraps the driver's error): the disk full, or the file read-only. Neither
- * is the server's bug, and neither saved anything.
+ * causes (drizzle wraps the driver's error): the disk full, the file read-only, or a write
+ * the file system refused. None is the server's bug, and none saved anything.
  */
 function storageFault(err: unknown): HttpError | undefined {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
@@ -58,6 +58,10 @@ function storageFault(err: unknown): HttpError | undefined {
     }
     if (code === "SQLITE_READONLY") {
       return { status: 503, code: "storage_read_only", message: "the server's database is read-only: nothing was saved; reading still works", headers: { "Retry-After": "60" }, field: null };
+    }
+    // Files made immutable under the server (chattr +i), a failing disk: SQLite cannot write.
+    if (typeof code === "string" && code.startsWith("SQLITE_IOERR")) {
+      return { status: 503, code: "storage_unavailable", message: "the server's database storage cannot be written: nothing was saved; reading may still work", headers: { "Retry-After": "60" }, field: null };
     }
   }
   return undefined;
