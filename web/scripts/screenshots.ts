@@ -67,7 +67,14 @@ async function main() {
   if (process.argv.includes("setup-card")) return;
   const dbFile = join(mkdtempSync(join(tmpdir(), "screenshots-")), "db");
   const upstream = await startFakeUpstream({ record: false });
-  upstream.reply = (req) => (req.body.messages.at(-1)?.content.includes("monstera") ? REPLY : "Sure: bright, indirect light and a well-draining mix.");
+  // The monstera question's second answer (a regenerated reply) differs from its first.
+  let monsteraAnswers = 0;
+  upstream.reply = (req) =>
+    req.body.messages.at(-1)?.content.includes("monstera")
+      ? monsteraAnswers++ % 2 === 0
+        ? REPLY
+        : "Water a monstera when the top 5 cm of soil are dry: about **every 1–2 weeks** in summer, less in winter."
+      : "Sure: bright, indirect light and a well-draining mix.";
   const server = await startServerProcess({ SVC_MODEL_BASE_URL: upstream.baseUrl, STT_BASE_URL: upstream.baseUrl, DATABASE_URL: `file:${dbFile}`, RATE_LIMIT_PER_MINUTE: "0" });
   const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox"] });
   try {
@@ -81,7 +88,17 @@ async function main() {
         headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
       }).then((r) => (r.status === 204 ? null : r.json()));
-    await call("/me", { preferences: { voiceInput: true } }, "PATCH");
+    await call(
+      "/me",
+      {
+        preferences: { voiceInput: true },
+        presets: [
+          { name: "Gardening coach", instructions: "You are a patient gardening coach. Answer in metric units, and say when a plant needs a professional." },
+          { name: "Plant doctor", instructions: "Ask for a photo description first, then list the likely causes from most to least likely." },
+        ],
+      },
+      "PATCH",
+    );
     const houseplants = (await call("/groups", { name: "Houseplants" })) as { id: string };
     await call("/groups", { name: "Garden" });
     for (const [message, group] of [
@@ -94,6 +111,7 @@ async function main() {
     ] as const) {
       const reply = (await call("/chat/send", { message })) as { contextId: string };
       if (group) await call(`/contexts/${reply.contextId}`, { groupId: group }, "PATCH");
+      if (message.startsWith("Planning")) await call(`/contexts/${reply.contextId}`, { pinned: true }, "PATCH");
     }
     await call("/keys", { name: "laptop script" });
     await call("/keys", { name: "home automation" });
@@ -137,6 +155,14 @@ async function main() {
       await page.getByRole("link", { name: "Best soil mix for a fiddle leaf fig" }).waitFor();
       await page.mouse.move(900, 400);
       await shoot(page, "chat");
+      // Another answer to the same question: a second version of the reply, ‹ 2/2 ›.
+      await page.getByRole("button", { name: "Regenerate reply" }).last().click();
+      await page.getByText("about every 1–2 weeks").waitFor();
+      await page.getByRole("button", { name: "Send" }).waitFor();
+      await page.mouse.move(900, 400);
+      await shoot(page, "chat-versions");
+      await page.getByRole("button", { name: "Previous version of this reply" }).click();
+      await page.getByText("Yellow leaves usually mean").waitFor();
 
       await page.getByRole("searchbox", { name: "Search conversations" }).pressSequentially("soil");
       await page.getByRole("list", { name: "Search results" }).getByRole("link").first().waitFor();
@@ -170,6 +196,13 @@ async function main() {
       await page.getByRole("list", { name: "Signed-in devices" }).getByText("Safari on iPhone").waitFor();
       await page.getByText(/^Waiting for Test Wallet/).waitFor({ state: "detached" });
       await shoot(page, "settings-sign-in");
+      await page.goto("/settings/presets");
+      await page.getByRole("heading", { name: "Instruction presets" }).waitFor();
+      await page.getByText("Plant doctor").waitFor();
+      await shoot(page, "settings-presets");
+      await page.goto("/settings/data");
+      await page.getByRole("heading", { name: "Import conversations" }).waitFor();
+      await shoot(page, "settings-data");
 
       const phone = await browser.newContext({ baseURL: server.url, viewport: { width: 375, height: 740 }, colorScheme: theme, reducedMotion: "reduce", storageState: await context.storageState() });
       const mobile = await phone.newPage();
