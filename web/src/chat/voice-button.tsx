@@ -41,7 +41,7 @@ export function VoiceButton(props: { language: string; onTranscript: (text: stri
   const config = useClientConfig();
   const [state, setState] = useState<"idle" | "recording" | "transcribing">("idle");
   const stopRef = useRef<() => void>(() => {});
-  const timerRef = useRef<ReturnType<typeof setTimeout>>();
+  const timerRef = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useEffect(() => () => stopRef.current(), []);
 
   const server = config.data?.transcription.available && typeof MediaRecorder !== "undefined" && !!navigator.mediaDevices;
