@@ -178,12 +178,15 @@ export function renderMarkdown(text: string): { html: string; needs: Extra[] } {
 
 export function Markdown({ text }: { text: string }) {
   const [loaded, setLoaded] = useState(0);
+  const { html, needs } = useMemo(() => renderMarkdown(text), [text, loaded]);
   useEffect(() => {
     const listener = () => setLoaded((n) => n + 1);
     listeners.add(listener);
+    // What the first render lacked may have arrived before this effect listened (a reply
+    // mounted again as it is stored, while the math it asked for was loading).
+    if (needs.some((extra) => (extra === "code" ? extras.highlightCode : extras.renderMath))) listener();
     return () => void listeners.delete(listener);
   }, []);
-  const { html, needs } = useMemo(() => renderMarkdown(text), [text, loaded]);
   useEffect(() => needs.forEach(load), [needs.join()]);
   return (
     <div
