@@ -1,22 +1,21 @@
 import type { D1Database } from "@cloudflare/workers-types";
-import type { Client } from "@libsql/client";
-import { fillPlaceholders } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import type { Client, InValue } from "@libsql/client";
+import { fillPlaceholders, type Query } from "drizzle-orm";
 import { drizzle as drizzleD1 } from "drizzle-orm/d1";
 // The `http` entry's drizzle() wraps whatever Client it is given (the Node thread client
 // too); it is the entry that does not import @libsql/client's WebSocket transport, which
 // the Worker never uses and would otherwise carry (4 KiB gzipped).
 import { drizzle as drizzleLibsql } from "drizzle-orm/libsql/http";
 import type { LibSQLDatabase } from "drizzle-orm/libsql";
-import type { PreparedQueryConfig, SQLitePreparedQuery } from "drizzle-orm/sqlite-core";
 import * as schema from "../../schema/index";
 
 /**
  * The database as the services see it. D1 and libSQL speak the same SQLite dialect and
  * drizzle gives both the same query builder and `batch`, so one type serves both.
- * Services use `.returning()` rather than driver-specific run() results.
+ * Services use `.returning()` rather than driver-specific run() results. `$client` is the
+ * driver drizzle was given (drizzle's own public field), which `Batch` runs statements on.
  */
-export type Db = LibSQLDatabase<typeof schema>;
+export type Db = LibSQLDatabase<typeof schema> & { $client: Client | D1Database };
 
 export function dbFromLibsql(client: Client): Db {
   return drizzleLibsql(client, { schema, casing: "snake_case" });
@@ -27,8 +26,8 @@ export function dbFromD1(binding: D1Database): Db {
 }
 
 /**
- * A value built once per database handle, e.g. prepared statements. Building SQL with the
- * query builder costs about as much as an embedded database takes to run it, so the hot
+ * A value built once per database handle, e.g. templates of statements. Building SQL with
+ * the query builder costs about as much as an embedded database takes to run it, so the hot
  * paths build their fixed-shape statements once, with sql.placeholder()s, and bind values
  * per call. The Worker keeps one handle per D1 binding (src/worker.ts), so there too.
  */
@@ -41,41 +40,113 @@ export function perDb<T>(build: (db: Db) => T): (db: Db) => T {
   };
 }
 
-/**
- * A prepared statement with its placeholders filled in, as an item for `db.batch`. The
- * batch of both drivers asks an item for `_prepare()`, then uses the prepared query's
- * `getQuery()`, `mapResult()` and (D1) `stmt`: a copy of the prepared query whose query
- * carries the values serves both.
- */
-export function bound(prepared: SQLitePreparedQuery<PreparedQueryConfig>, values: Record<string, unknown>): BatchItem<"sqlite"> {
-  const { sql, params } = prepared.getQuery();
-  return Object.create(prepared, {
-    query: { value: { sql, params: fillPlaceholders(params, values) } },
-    _prepare: { value: returnThis },
-  }) as BatchItem<"sqlite">;
+// ---------------------------------------------------------------------------------------
+// Batches of statements built once. drizzle's `.prepare()` binds placeholders for a
+// statement run alone, but its `batch` takes only queries built for the call: it has no
+// public way to bind a prepared statement's placeholders inside a batch. The hot paths
+// (a chat message: two batches of about ten statements) therefore take the SQL and
+// parameters drizzle builds (`toSQL()`, placeholders included), fill the placeholders with
+// drizzle's `fillPlaceholders`, and run the batch with the driver's own public API:
+// `Client.batch` on libSQL, `D1Database.batch` on D1. Rows come back as column values in
+// the order selected, which each statement's reader turns into what its caller needs:
+// drizzle's row mapping, by field and decoder, cost more than reading the rows.
+// ---------------------------------------------------------------------------------------
+
+/** Something that can say its SQL: a query-builder query, with or without placeholders. */
+export interface ToSql {
+  toSQL(): Query;
 }
 
-/**
- * Like `bound`, with the batch's result for this item mapped by `map` from each row's
- * column values, in the order selected. drizzle maps a row by walking its selected fields
- * and their decoders: for a context's history, hundreds of rows, that cost more than
- * reading them. For plain columns (text, integers) the values need no decoding.
- */
-export function boundRows<T>(
-  prepared: SQLitePreparedQuery<PreparedQueryConfig>,
-  values: Record<string, unknown>,
-  map: (row: ArrayLike<unknown>) => T,
-): BatchItem<"sqlite"> {
-  const item = bound(prepared, values);
-  return Object.defineProperty(item, "mapResult", {
-    value: (result: { rows?: ArrayLike<unknown>[]; results?: Record<string, unknown>[] }) =>
-      // libSQL gives rows that index like arrays; D1 gives objects, their keys in column order.
-      result.rows ? result.rows.map(map) : (result.results ?? []).map((row) => map(Object.values(row))),
-  });
+/** Rows as the driver returns them: each row's column values, by position. */
+export type Rows = ArrayLike<unknown>[];
+
+/** One statement of a Batch: its SQL, its values, and how its rows are read. */
+export interface Step<R = void> {
+  sql: string;
+  args: unknown[];
+  read(rows: Rows): R;
 }
 
-function returnThis<T>(this: T): T {
-  return this;
+/** A statement built once with sql.placeholder()s, to be bound per call (see Batch). */
+export type Template = Query;
+
+export function template(query: ToSql): Template {
+  return query.toSQL();
+}
+
+const ignoreRows = () => undefined;
+
+/** The template with its placeholders filled from `values`; its rows read by `read`, if at all. */
+export function bind(statement: Template, values: Record<string, unknown>): Step;
+export function bind<R>(statement: Template, values: Record<string, unknown>, read: (rows: Rows) => R): Step<R>;
+export function bind<R>(statement: Template, values: Record<string, unknown>, read?: (rows: Rows) => R): Step<R | undefined> {
+  return { sql: statement.sql, args: fillPlaceholders(statement.params, values), read: read ?? ignoreRows };
+}
+
+/** A query built for this call (no placeholders), as a step of a Batch. */
+export function step(query: ToSql): Step;
+export function step<R>(query: ToSql, read: (rows: Rows) => R): Step<R>;
+export function step<R>(query: ToSql, read?: (rows: Rows) => R): Step<R | undefined> {
+  const { sql, params } = query.toSQL();
+  return { sql, args: params, read: read ?? ignoreRows };
+}
+
+/** A reader of every row, each made by `row` from its column values. */
+export function eachRow<T>(row: (values: ArrayLike<unknown>) => T): (rows: Rows) => T[] {
+  return (rows) => Array.from(rows, row);
+}
+
+/** A reader of the first row, made by `row`, or undefined when there is none. */
+export function firstRow<T>(row: (values: ArrayLike<unknown>) => T): (rows: Rows) => T | undefined {
+  return (rows) => (rows.length === 0 ? undefined : row(rows[0]!));
+}
+
+/** What `Batch.add` returns: the name of a step's result once the batch has run. */
+export interface Slot<R> {
+  readonly index: number;
+  /** Carries the result's type; never set. */
+  readonly result?: R;
+}
+
+/** A batch's results, each read by the slot its step was added as. */
+export type Results = <R>(slot: Slot<R>) => R;
+
+/**
+ * Statements that run in one transaction, in the order added: all kept, or none. Each
+ * `add` returns the slot its typed result is read by, so a caller names what it reads
+ * rather than counting positions.
+ */
+export class Batch {
+  readonly #steps: Step<unknown>[] = [];
+
+  add<R>(statement: Step<R>): Slot<R> {
+    return { index: this.#steps.push(statement) - 1 };
+  }
+
+  get size(): number {
+    return this.#steps.length;
+  }
+
+  async run(db: Db): Promise<Results> {
+    const steps = this.#steps;
+    const rows = await runStatements(db.$client, steps);
+    const results = steps.map((s, i) => s.read(rows[i]!));
+    return <R>(slot: Slot<R>) => results[slot.index] as R;
+  }
+}
+
+async function runStatements(client: Client | D1Database, steps: Step<unknown>[]): Promise<Rows[]> {
+  if (isD1(client)) {
+    const results = await client.batch(steps.map((s) => client.prepare(s.sql).bind(...s.args)));
+    // D1 gives each row as an object whose keys are in the order selected.
+    return results.map((r) => (r.results as Record<string, unknown>[]).map((row) => Object.values(row)));
+  }
+  const results = await client.batch(steps.map((s) => ({ sql: s.sql, args: s.args as InValue[] })));
+  return results.map((r) => r.rows);
+}
+
+function isD1(client: Client | D1Database): client is D1Database {
+  return !("execute" in client);
 }
 
 /** A keyset position for paging: a time (ms since the epoch) and an id that breaks ties. */

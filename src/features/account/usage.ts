@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
 import type { Position } from "../../platform/db";
-import { bound, perDb, type Db } from "../../platform/db";
+import { bind, perDb, template, type Db, type Step } from "../../platform/db";
 import { creditDays, usageEvents } from "../../../schema/index";
 import { utcDay, utcDayBefore } from "./credits";
 
@@ -66,13 +66,14 @@ export async function listUsageMessages(
 export function usageEventStatement(
   db: Db,
   event: { id: string; userId: string; at: Date; model: string; contextId: string | null; messageId: string | null; credits: number },
-) {
-  return bound(preparedUsageEvent(db), event);
+): Step {
+  return bind(usageEventTemplate(db), event);
 }
 
 // Part of every chat message: built once per handle (see perDb).
-const preparedUsageEvent = perDb((db) =>
-  db
+const usageEventTemplate = perDb((db) =>
+  template(
+    db
     .insert(usageEvents)
     .values({
       id: sql.placeholder("id"),
@@ -82,6 +83,6 @@ const preparedUsageEvent = perDb((db) =>
       contextId: sql.placeholder("contextId"),
       messageId: sql.placeholder("messageId"),
       credits: sql.placeholder("credits"),
-    })
-    .prepare(),
+    }),
+  ),
 );

@@ -5,7 +5,8 @@ import { ModelLacksCapability, ModelNotFound } from "./errors";
 import { textOf, type ChatMessage, type ModelOutcome, type ModelTooling, type Sampling, type ToolCall } from "../../platform/models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./send";
-import { openExchange, replayTurn, type ChatDeps, type Exchange, type ModelCallOptions, type Turn } from "./exchange";
+import { replayTurn, type ChatDeps, type Exchange, type ModelCallOptions, type Turn } from "./exchange";
+import { openExchange } from "./opening";
 import type { Credits } from "../account/credits";
 
 // ---------------------------------------------------------------------------------------

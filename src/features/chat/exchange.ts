@@ -1,58 +1,17 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import type { Principal } from "../../platform/auth/principal";
 import { timeOrderedId } from "../../platform/encoding";
 import type { Config } from "../../platform/config";
-import { bound, perDb, type Db } from "../../platform/db";
-import { excerpt, type DomainError } from "../../platform/errors";
-import {
-  CreditsUsedUp,
-  ExchangeCancelled,
-  IdempotencyKeyInUse,
-  IdempotencyKeyReused,
-  ModelFailed,
-  ModelNotFound,
-  ModelTimedOut,
-  ModelUnavailable,
-  PriceOverAllowance,
-} from "./errors";
+import { Batch, step, type Db, type Step } from "../../platform/db";
+import type { DomainError } from "../../platform/errors";
 import type { Logger } from "../../platform/log";
-import {
-  UpstreamError,
-  type ChatMessage,
-  type ModelOutcome,
-  type ModelRequest,
-  type ModelTooling,
-  type StreamPiece,
-  type ToolCallDelta,
-} from "../../platform/models/adapter";
-import { timingStatement, type ExchangeTiming } from "./model-speed";
+import { UpstreamError, type ChatMessage, type ModelOutcome, type ModelRequest, type ModelTooling, type StreamPiece, type ToolCallDelta } from "../../platform/models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
-import { creditDays, users, type StoredPreferences } from "../../../schema/index";
-import { creditsFor, debitStatement, describeWait, secondsUntil, utcDay, type Credits } from "../account/credits";
-import {
-  HOLD_MARGIN_MS,
-  holdStatement,
-  releaseHoldStatements,
-  releaseStaleStatements,
-  renewalInterval,
-  renewHold,
-  settleHoldStatements,
-  staleBefore,
-  type HeldCharge,
-} from "./holds";
-import {
-  claimHeldGuard,
-  claimState,
-  claimStatement,
-  finishClaimStatement,
-  newClaim,
-  readClaimStatement,
-  releaseClaimStatement,
-  type IdempotencyClaim,
-} from "./idempotency";
+import { creditsFor, type Credits } from "../account/credits";
 import { usageEventStatement } from "../account/usage";
-import { ensureUser } from "../../platform/auth/users";
+import { createDeadline, type Deadline } from "./deadline";
+import { ExchangeCancelled, ModelFailed, ModelTimedOut, ModelUnavailable } from "./errors";
+import { releaseHoldStatements, renewalInterval, renewHold, settleHoldStatements, type HeldCharge } from "./holds";
+import { finishClaimStatement, releaseClaimStatement, type IdempotencyClaim } from "./idempotency";
+import { timingStatement, type ExchangeTiming } from "./model-speed";
 
 /** What the chat services need from the runtime. */
 export interface ChatDeps {
@@ -63,256 +22,18 @@ export interface ChatDeps {
   log: Logger;
 }
 
-export type Statement = BatchItem<"sqlite">;
-type Batch = [Statement, ...Statement[]];
-
 // ---------------------------------------------------------------------------------------
 // The exchange core, from start to finish: debit and hold -> call the model -> store and
 // settle the hold, or refund and release it. It knows messages, not contexts, so chat in
 // a context (chat.ts) and OpenAI's completions (completions.ts) share it; the routes only
-// put its events on the wire. Round trips: one batch before the model call (plus whatever
-// authentication took), one after. No HTTP here: refusals and failures are the domain
-// errors of ./errors.ts, which the edge maps to statuses.
+// put its events on the wire. Round trips: one batch before the model call (opening.ts,
+// plus whatever authentication took), one after. No HTTP here: refusals and failures are
+// the domain errors of ./errors.ts, which the edge maps to statuses. The models that may
+// answer are model-chain.ts's; how long a call may go quiet, deadline.ts's.
 // ---------------------------------------------------------------------------------------
 
-/** The model a request names: 400 when unknown, 503 when not configured. No I/O. */
-export function requireModel(models: ModelRegistry, id: string): RegisteredModel {
-  const model = models.get(id);
-  if (!model) {
-    const available = models.list().filter((m) => m.available);
-    const offered = (available.length > 0 ? available : models.list()).map((m) => m.id).join(", ");
-    throw new ModelNotFound(`unknown model '${excerpt(id)}'; available models: ${offered}`);
-  }
-  if (!model.available) throw unavailable(model);
-  return model;
-}
-
-function unavailable(model: RegisteredModel): ModelUnavailable {
-  return new ModelUnavailable(`model ${model.id} is not configured on this server (the operator must ${model.setup}); choose another model from GET /models`);
-}
-
-/** The model a message goes to when the request names none: the user's default, else the deployment's. */
-function defaultModelFor(models: ModelRegistry, storedDefault: string | undefined): RegisteredModel {
-  return (storedDefault ? models.get(storedDefault) : undefined) ?? models.defaultModel()!;
-}
-
-/**
- * The models an exchange may be answered by, in order: the model, then those of its
- * fallbacks that are available and suit the request (`suits`: what it asks of them).
- */
-export function answerChain(models: ModelRegistry, model: RegisteredModel, suits: (m: RegisteredModel) => boolean = () => true): RegisteredModel[] {
-  const chain = [model];
-  for (const id of model.fallbacks) {
-    const fallback = models.get(id);
-    if (fallback?.available && suits(fallback) && !chain.includes(fallback)) chain.push(fallback);
-  }
-  return chain;
-}
-
-/** What the debit holds for a chain: the highest price among the models that may answer; the settling batch gives back the rest. */
-function holdPrice(chain: RegisteredModel[]): number {
-  return Math.max(...chain.map((m) => m.credits));
-}
-
-/**
- * The hold of the user's default model in SQL (NULL when it is unavailable), for the
- * debit: looked up in a JSON object of every model's hold (one placeholder, whatever the
- * registry's size: D1 binds at most 100 values a statement), else `fallbackPrice` (the
- * deployment's default) when the preference names no model of the registry.
- */
-function defaultModelPrice(): SQL {
-  return sql`(select case when p.key is null then ${sql.placeholder("fallbackPrice")} else p.value end from users u left join json_each(${sql.placeholder(
-    "prices",
-  )}) p on p.key = json_extract(u.preferences, '$.defaultModel') where u.id = ${sql.placeholder("userId")})`;
-}
-
-function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
-  const price = (m: RegisteredModel) => (m.available ? holdPrice(answerChain(models, m)) : null);
-  return { fallbackPrice: price(models.defaultModel()!), prices: JSON.stringify(Object.fromEntries(models.list().map((m) => [m.id, price(m)]))) };
-}
-
-/**
- * The opening batch's statements, built once per handle (see perDb). The debit has a few
- * shapes: an explicit price or the default model's, with or without each guard; each is
- * built on first use.
- */
-/** Which guards a debit carries, besides its price: each shape is one prepared statement. */
-interface DebitShape {
-  defaultModel: boolean;
-  claim: boolean;
-  context: boolean;
-  message: boolean;
-}
-
-const openingStatements = perDb((db) => {
-  const userId = sql.placeholder("userId");
-  const debits = new Map<string, ReturnType<typeof prepareDebit>>();
-  function prepareDebit(shape: DebitShape) {
-    const guards: SQL[] = [];
-    if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
-    if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
-    // A reply of the context to follow or to answer again; in the second case it must answer a user message.
-    if (shape.message) {
-      guards.push(sql`exists (select 1 from messages m left join messages q on q.id = m.parent_id
-        where m.id = ${sql.placeholder("messageId")} and m.context_id = ${sql.placeholder("contextId")} and m.user_id = ${userId}
-          and m.role = 'assistant' and (${sql.placeholder("answersQuestion")} = 0 or q.role = 'user'))`);
-    }
-    const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
-    const day = sql.placeholder("day");
-    return {
-      debit: debitStatement(db, { userId, day, price, allowance: sql.placeholder("allowance"), guards }).prepare(),
-      // Right after the debit: the hold exists exactly when the debit charged.
-      hold: holdStatement(db, {
-        id: sql.placeholder("holdId"),
-        userId,
-        day,
-        price,
-        createdAtMs: sql.placeholder("createdAtMs"),
-        claimKey: sql.placeholder("holdClaimKey"),
-      }).prepare(),
-    };
-  }
-  const [releaseRefund, releaseClaims, releaseHolds] = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
-  return {
-    /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
-    debit(shape: DebitShape) {
-      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}`;
-      let debit = debits.get(key);
-      if (!debit) debits.set(key, (debit = prepareDebit(shape)));
-      return debit;
-    },
-    /** The user's abandoned holds, released before the claim and the debit. */
-    releaseStale: [releaseRefund.prepare(), releaseClaims.prepare(), releaseHolds.prepare()] as const,
-    /** The day's total (to explain a refusal) and the preferences (the default model), in one read. */
-    account: db
-      .select({ used: creditDays.used, preferences: users.preferences })
-      .from(users)
-      .leftJoin(creditDays, and(eq(creditDays.userId, users.id), eq(creditDays.day, sql.placeholder("day"))))
-      .where(eq(users.id, userId))
-      .prepare(),
-  };
-});
-
-/** What a caller adds to the opening batch (the chat route: its context). */
-export interface OpeningExtension {
-  /** A context the debit also requires to be the caller's. */
-  contextId?: string;
-  /**
-   * A reply of that context the debit also requires: the one a message follows, or (with
-   * `answersQuestion`) the one regenerated, which must answer a user message.
-   */
-  message?: { id: string; answersQuestion: boolean };
-  /** Reads that join the opening batch; their results come back in order. */
-  reads?: Statement[];
-  /** When the debit was refused: an error that explains it better than 402, if any. */
-  explainRefusal?(reads: unknown[]): DomainError | undefined;
-}
-
-export interface OpenExchangeInput {
-  principal: Principal;
-  /** The requested model; undefined: the user's default model, else svc-70b. */
-  modelId?: string;
-  /** An Idempotency-Key and a fingerprint of what the request asks for. */
-  idempotency?: { key: string; fingerprint: string };
-  requestId: string;
-  extension?: OpeningExtension;
-  /** What the request asks of a fallback (the OpenAI surface: tools, images); default: any. */
-  suits?: (model: RegisteredModel) => boolean;
-}
-
-export type Opened =
-  | { kind: "replay"; status: number; body: unknown }
-  | { kind: "charged"; exchange: Exchange; reads: unknown[] };
-
-/**
- * Opens an exchange in one batch: creates the user on first sight, claims the
- * idempotency key, debits the model's price, and runs the extension's reads. Throws
- * ApiError 402 (no credits), 409 (same key still running), 422 (same key, other request),
- * 503 (model not configured), or the extension's refusal; nothing stays charged then.
- */
-export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Promise<Opened> {
-  const { db, models, config } = deps;
-  const { principal, extension } = input;
-  const userId = principal.userId;
-  const at = deps.now();
-  const day = utcDay(at);
-  const allowance = config.DAILY_CREDITS;
-  const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
-  if (!explicit && !models.defaultModel()) {
-    throw new ModelUnavailable("no model is configured on this server yet: the operator must set MODELS or a provider's variables (docs/chat.md); nothing was charged");
-  }
-  const holdId = timeOrderedId("hold");
-  const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, holdId);
-
-  const statements: Statement[] = [];
-  const add = (statement: Statement) => statements.push(statement) - 1;
-  const user = ensureUser(db, principal, at);
-  if (user) add(user);
-  const prepared = openingStatements(db);
-  // The holds of this user's exchanges that died are released first, so that their
-  // credits and their Idempotency-Keys are free for this one.
-  const stale = { userId, staleBefore: staleBefore(config, at).getTime() };
-  for (const release of prepared.releaseStale) add(bound(release, stale));
-  if (claim) add(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS));
-  const contextId = extension?.contextId;
-  const message = extension?.message;
-  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: contextId !== undefined, message: !!message });
-  const values = {
-    userId,
-    day,
-    allowance,
-    ...(explicit ? { price: holdPrice(answerChain(models, explicit, input.suits)) } : defaultPriceValues(models)),
-    ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
-    ...(contextId !== undefined && { contextId }),
-    ...(message && { messageId: message.id, answersQuestion: message.answersQuestion ? 1 : 0 }),
-  };
-  const debitAt = add(bound(shape.debit, values));
-  add(bound(shape.hold, { ...values, holdId, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null }));
-  const accountAt = add(bound(prepared.account, { userId, day }));
-  const claimAt = claim ? add(readClaimStatement(db, claim)) : -1;
-  const readsFrom = statements.length;
-  for (const read of extension?.reads ?? []) add(read);
-
-  const results = (await db.batch(statements as Batch)) as unknown[];
-  const debited = results[debitAt] as Array<{ used: number }>;
-  const reads = results.slice(readsFrom);
-
-  if (claim) {
-    const state = claimState((results[claimAt] as Array<{ status: number; body: string }>)[0], claim);
-    if (state.kind === "replay") return state;
-    if (state.kind === "in-progress") throw new IdempotencyKeyInUse();
-    if (state.kind === "mismatch") throw new IdempotencyKeyReused();
-  }
-
-  const account = (results[accountAt] as Array<{ used: number | null; preferences: StoredPreferences }>)[0];
-  const model = explicit ?? defaultModelFor(models, account?.preferences.defaultModel);
-  const chain = model.available ? answerChain(models, model, input.suits) : [model];
-  const charged = debited[0];
-  if (charged) {
-    const charge = { holdId, userId, day, at, credits: holdPrice(chain), used: charged.used, allowance };
-    return { kind: "charged", exchange: new Exchange(deps, chain, charge, claim, input.requestId), reads };
-  }
-
-  // Refused: give the key back, then say why, most specific reason first.
-  if (claim) await releaseClaimStatement(db, claim);
-  throw refusal();
-
-  function refusal(): DomainError {
-    if (!model.available) return unavailable(model);
-    const explained = extension?.explainRefusal?.(reads);
-    if (explained) return explained;
-    const used = account?.used ?? 0;
-    const credits = creditsFor(day, used, allowance);
-    const held = holdPrice(chain);
-    if (held > allowance) return new PriceOverAllowance(model.id, held, allowance);
-    const wait = secondsUntil(credits.resetAt, at);
-    const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
-    const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${costs} and ${credits.remaining} remain today`;
-    return new CreditsUsedUp(`insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
-  }
-}
-
-interface Charge extends HeldCharge {
+/** What the opening batch charged: the hold, and the day's credits right after it. */
+export interface Charge extends HeldCharge {
   at: Date;
   used: number;
   allowance: number;
@@ -327,42 +48,6 @@ interface Charge extends HeldCharge {
 function fromModel(text: string): string {
   return text.replaceAll("\u0000", "\uFFFD");
 }
-
-/**
- * The model call's signal: aborted by a timeout that restarts whenever the upstream makes
- * progress, by the caller's signal, or by `stop`. One controller for all three: on Node 20
- * each AbortSignal (and AbortSignal.any) costs a few µs of a message's CPU.
- */
-function createDeadline(ms: number, caller: AbortSignal) {
-  const controller = new AbortController();
-  let timedOut = false;
-  const fire = () => {
-    if (controller.signal.aborted) return;
-    timedOut = true;
-    controller.abort(new DOMException(`no answer within ${ms} ms`, "TimeoutError"));
-  };
-  const callerAborted = () => controller.abort(caller.reason);
-  if (caller.aborted) callerAborted();
-  else caller.addEventListener("abort", callerAborted, { once: true });
-  let handle = setTimeout(fire, ms);
-  return {
-    signal: controller.signal,
-    touch() {
-      clearTimeout(handle);
-      if (!controller.signal.aborted) handle = setTimeout(fire, ms);
-    },
-    /** The call is over: no timeout, and the caller's signal is let go. */
-    clear() {
-      clearTimeout(handle);
-      caller.removeEventListener("abort", callerAborted);
-    },
-    stop: (reason: unknown) => controller.abort(reason),
-    get timedOut() {
-      return timedOut;
-    },
-  };
-}
-type Deadline = ReturnType<typeof createDeadline>;
 
 /** Sampling settings for the model, its tools and response format, and a listener told how its reply ended (finish reason, usage). */
 export type ModelCallOptions = Pick<ModelRequest, "sampling" | "onOutcome" | keyof ModelTooling>;
@@ -381,7 +66,7 @@ export type ExchangeEvent<R> =
 /** What the batch that stores an exchange holds besides its usage record, its hold and its replayable reply. */
 export interface Settlement<R> {
   /** The caller's statements, e.g. its messages. */
-  statements?: Statement[];
+  statements?: Step[];
   contextId: string | null;
   /** The stored reply the credits paid for, which the usage record names (its branch). */
   messageId?: string | null;
@@ -579,9 +264,9 @@ export class Exchange {
   async #store(settlement: Settlement<unknown>, model: RegisteredModel, timing: ExchangeTiming): Promise<void> {
     const { db } = this.deps;
     const hold = settleHoldStatements(db, this.charge, model.credits);
-    const statements: Statement[] = [
-      ...hold.first,
-      ...(settlement.statements ?? []),
+    const batch = new Batch();
+    for (const s of [...hold.first, ...(settlement.statements ?? [])]) batch.add(s);
+    batch.add(
       usageEventStatement(db, {
         id: timeOrderedId("use"),
         userId: this.charge.userId,
@@ -591,12 +276,12 @@ export class Exchange {
         messageId: settlement.messageId ?? null,
         credits: model.credits,
       }),
-      timingStatement(db, timing),
-    ];
-    if (this.claim) statements.push(finishClaimStatement(db, this.claim, this.deps.now(), { status: 200, body: settlement.reply }));
-    statements.push(hold.last);
+    );
+    batch.add(step(timingStatement(db, timing)));
+    if (this.claim) batch.add(step(finishClaimStatement(db, this.claim, this.deps.now(), { status: 200, body: settlement.reply })));
+    batch.add(hold.last);
     try {
-      await db.batch(statements as Batch);
+      await batch.run(db);
       this.#ended = true;
     } catch (err) {
       await this.#release("the exchange could not be stored");
@@ -610,10 +295,11 @@ export class Exchange {
     this.#ended = true;
     const { db, log } = this.deps;
     const { userId, day, credits } = this.charge;
-    const statements: Statement[] = [...releaseHoldStatements(db, this.charge)];
-    if (this.claim) statements.push(releaseClaimStatement(db, this.claim));
+    const batch = new Batch();
+    for (const s of releaseHoldStatements(db, this.charge)) batch.add(s);
+    if (this.claim) batch.add(step(releaseClaimStatement(db, this.claim)));
     try {
-      await db.batch(statements as Batch);
+      await batch.run(db);
       log.info("chat charge refunded", { requestId: this.requestId, userId, day, credits, reason });
     } catch (err) {
       log.error("could not refund a chat charge", { requestId: this.requestId, userId, day, credits, reason, err });

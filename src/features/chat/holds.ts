@@ -1,6 +1,6 @@
 import { and, eq, lte, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Config } from "../../platform/config";
-import { bound, perDb, type Db } from "../../platform/db";
+import { bind, perDb, template, type Db, type Step } from "../../platform/db";
 import type { Logger } from "../../platform/log";
 import { creditDays, creditHolds, idempotencyKeys } from "../../../schema/index";
 
@@ -59,7 +59,7 @@ export function holdStatement(
   );
 }
 
-/** Statements that end one hold, built once per handle (see perDb). */
+/** Statements that end one hold, built once per handle (see perDb): templates for the batches, and the renewal prepared. */
 const endStatements = perDb((db) => {
   const id = sql.placeholder("holdId");
   const userId = sql.placeholder("userId");
@@ -73,7 +73,8 @@ const endStatements = perDb((db) => {
     // stored, if today's credits still cover it. They never go past the allowance: without
     // room, the reply is kept uncharged (the user was charged for it once, and refunded by
     // the release).
-    rechargeIfReleased: db
+    rechargeIfReleased: template(
+      db
       .insert(creditDays)
       .select(
         db
@@ -85,25 +86,26 @@ const endStatements = perDb((db) => {
         target: [creditDays.userId, creditDays.day],
         set: { used: sql`${creditDays.used} + excluded.used` },
         setWhere: sql`${creditDays.used} + excluded.used <= ${allowance}`,
-      })
-      .prepare(),
+      }),
+    ),
     // The lease: the exchange is alive.
     renew: db.update(creditHolds).set({ renewedAt: sql`${sql.placeholder("at")}` }).where(eq(creditHolds.id, id)).prepare(),
     // Only a hold still there is refunded: one already released was refunded by its releaser.
-    refundIfHeld: db
-      .update(creditDays)
-      .set({ used: sql`${creditDays.used} - ${credits}` })
-      .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day), sql`${creditDays.used} >= ${credits}`, held))
-      .returning({ used: creditDays.used })
-      .prepare(),
+    refundIfHeld: template(
+      db
+        .update(creditDays)
+        .set({ used: sql`${creditDays.used} - ${credits}` })
+        .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day), sql`${creditDays.used} >= ${credits}`, held)),
+    ),
     // A fallback that answered for less than the hold: the difference goes back, while the
     // hold is still there (a released hold was refunded whole, and recharged at the price paid).
-    refundDifferenceIfHeld: db
-      .update(creditDays)
-      .set({ used: sql`max(${creditDays.used} - ${sql.placeholder("difference")}, 0)` })
-      .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day), held))
-      .prepare(),
-    remove: db.delete(creditHolds).where(eq(creditHolds.id, id)).prepare(),
+    refundDifferenceIfHeld: template(
+      db
+        .update(creditDays)
+        .set({ used: sql`max(${creditDays.used} - ${sql.placeholder("difference")}, 0)` })
+        .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day), held)),
+    ),
+    remove: template(db.delete(creditHolds).where(eq(creditHolds.id, id))),
   };
 });
 
@@ -126,17 +128,17 @@ export async function renewHold(db: Db, holdId: string, at: Date): Promise<void>
  * at most the hold): charge it again if released meanwhile, give back what the hold took
  * beyond the price (first, in this order), and drop the hold (last).
  */
-export function settleHoldStatements(db: Db, hold: HeldCharge, price: number = hold.credits) {
+export function settleHoldStatements(db: Db, hold: HeldCharge, price: number = hold.credits): { first: Step[]; last: Step } {
   const prepared = endStatements(db);
-  const first = [bound(prepared.rechargeIfReleased, { ...hold, credits: price })];
-  if (price < hold.credits) first.push(bound(prepared.refundDifferenceIfHeld, { ...hold, difference: hold.credits - price }));
-  return { first, last: bound(prepared.remove, { holdId: hold.holdId }) };
+  const first = [bind(prepared.rechargeIfReleased, { ...hold, credits: price })];
+  if (price < hold.credits) first.push(bind(prepared.refundDifferenceIfHeld, { ...hold, difference: hold.credits - price }));
+  return { first, last: bind(prepared.remove, { holdId: hold.holdId }) };
 }
 
 /** Refunds the hold if it is still there, then drops it: one batch's statements, in order. */
-export function releaseHoldStatements(db: Db, hold: HeldCharge) {
+export function releaseHoldStatements(db: Db, hold: HeldCharge): Step[] {
   const prepared = endStatements(db);
-  return [bound(prepared.refundIfHeld, { ...hold }), bound(prepared.remove, { holdId: hold.holdId })] as const;
+  return [bind(prepared.refundIfHeld, { ...hold }), bind(prepared.remove, { holdId: hold.holdId })];
 }
 
 /**

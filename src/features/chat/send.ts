@@ -1,7 +1,7 @@
 import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { randomId, sha256Hex, timeOrderedId } from "../../platform/encoding";
-import { bound, boundRows, perDb, type Db } from "../../platform/db";
+import { bind, eachRow, firstRow, perDb, template, type Db, type Step, type Template } from "../../platform/db";
 import { excerpt, type DomainError } from "../../platform/errors";
 import { ContextNotFound, MessageNotFound } from "../contexts/errors";
 import { contextNameFrom } from "../contexts/context-names";
@@ -10,16 +10,8 @@ import type { RegisteredModel } from "../../platform/models/registry";
 import { contexts, messages } from "../../../schema/index";
 import type { Credits } from "../account/credits";
 import { NotAnswerable, ParentNotAReply } from "./errors";
-import {
-  openExchange,
-  replayTurn,
-  type ChatDeps,
-  type Exchange,
-  type OpeningExtension,
-  type Settlement,
-  type Statement,
-  type Turn,
-} from "./exchange";
+import { replayTurn, type ChatDeps, type Exchange, type Settlement, type Turn } from "./exchange";
+import { openExchange, type OpeningExtension } from "./opening";
 import { writeTitle } from "./titles";
 
 // ---------------------------------------------------------------------------------------
@@ -209,46 +201,47 @@ async function open(
 
   // The reply the debit requires: the one followed, or the one regenerated.
   const required = turn.kind === "regenerate" ? turn.replyId : (turn.parentId ?? undefined);
-  const extension: OpeningExtension = {};
+  let extension: OpeningExtension<ContextFound> | undefined;
   if (!isNew) {
-    extension.contextId = contextId;
-    if (required !== undefined) extension.message = { id: required, answersQuestion: turn.kind === "regenerate" };
     // Where the branch sent to the model ends: the followed reply, the end of the active
     // branch, or (regenerating) the user message the reply answers; none for a new first message.
     const history =
       turn.kind === "regenerate"
-        ? boundRows(prepared.historyAboveReply, { contextId, userId, replyId: turn.replyId }, historyRow)
+        ? bind(prepared.historyAboveReply, { contextId, userId, replyId: turn.replyId }, eachRow(historyRow))
         : turn.parentId === undefined
-          ? boundRows(prepared.historyFromLeaf, { contextId, userId }, historyRow)
+          ? bind(prepared.historyFromLeaf, { contextId, userId }, eachRow(historyRow))
           : turn.parentId === null
             ? undefined
-            : boundRows(prepared.historyFromMessage, { contextId, userId, startId: turn.parentId }, historyRow);
-    extension.reads = [
-      bound(prepared.context, { contextId, userId }),
-      required === undefined ? bound(prepared.noMessage, {}) : bound(prepared.message, { contextId, userId, messageId: required }),
-      ...(history ? [history] : []),
-    ];
-    extension.explainRefusal = ([context, message]) => {
-      if ((context as unknown[]).length === 0) return new ContextNotFound(contextId);
-      if (required === undefined) return undefined;
-      const found = (message as Array<{ role: string; parentRole: string | null }>)[0];
-      const field = turn.kind === "regenerate" ? "messageId" : "parentId";
-      if (!found) return new MessageNotFound(required, contextId, field);
-      if (found.role !== "assistant") return turn.kind === "regenerate" ? new NotAnswerable(required, "it is a user message") : new ParentNotAReply(required);
-      if (turn.kind === "regenerate" && found.parentRole !== "user") return new NotAnswerable(required, "it answers no user message");
-      return undefined;
+            : bind(prepared.historyFromMessage, { contextId, userId, startId: turn.parentId }, eachRow(historyRow));
+    extension = {
+      contextId,
+      message: required === undefined ? undefined : { id: required, answersQuestion: turn.kind === "regenerate" },
+      reads(batch) {
+        const context = batch.add(bind(prepared.context, { contextId, userId }, firstRow(contextRow)));
+        const message = required === undefined ? undefined : batch.add(bind(prepared.message, { contextId, userId, messageId: required }, firstRow(messageRow)));
+        const branch = history && batch.add(history);
+        return (results) => ({ context: results(context), message: message && results(message), branch: branch ? results(branch) : [] });
+      },
+      explainRefusal({ context, message }) {
+        if (!context) return new ContextNotFound(contextId);
+        if (required === undefined) return undefined;
+        const field = turn.kind === "regenerate" ? "messageId" : "parentId";
+        if (!message) return new MessageNotFound(required, contextId, field);
+        if (message.role !== "assistant") return turn.kind === "regenerate" ? new NotAnswerable(required, "it is a user message") : new ParentNotAReply(required);
+        if (turn.kind === "regenerate" && message.parentRole !== "user") return new NotAnswerable(required, "it answers no user message");
+        return undefined;
+      },
     };
   }
 
   const opened = await openExchange(deps, { principal: input.principal, modelId: input.modelId, idempotency: input.idempotency, requestId: input.requestId, extension });
   if (opened.kind === "replay") return { kind: "replay", body: opened.body };
 
-  const { exchange } = opened;
-  const found = isNew ? undefined : (opened.reads[0] as Array<{ updatedAt: Date; instructions: string | null }>)[0];
-  const lastUpdate = found?.updatedAt.getTime() ?? 0;
-  const instructions = isNew ? (turn.kind === "send" ? turn.instructions : null) : (found?.instructions ?? null);
+  const { exchange, found } = opened;
+  const lastUpdate = found?.context?.updatedAt ?? 0;
+  const instructions = isNew ? (turn.kind === "send" ? turn.instructions : null) : (found?.context?.instructions ?? null);
   // Newest first: the branch's end (a reply, or when regenerating the user message) and what leads to it.
-  const branch = (opened.reads[2] as HistoryRow[] | undefined) ?? [];
+  const branch = found?.branch ?? [];
   let message: string;
   let previous: HistoryRow[];
   let parentId: string | null;
@@ -275,19 +268,19 @@ async function open(
       const userAt = new Date(Math.max(exchange.at.getTime(), lastUpdate + 1));
       const replyAt = new Date(Math.max(deps.now().getTime(), userAt.getTime() + 1));
       const replyId = timeOrderedId("msg");
-      const statements: Statement[] = [];
+      const statements: Step[] = [];
       let questionId: string;
       if (turn.kind === "regenerate") {
         questionId = parentId!;
         statements.push(
-          bound(prepared.touchContext, { contextId, userId, updatedAtMs: replyAt.getTime(), added: 1, leafId: replyId }),
-          bound(prepared.insertReply, { contextId, userId, replyId, response, model: model.id, replyAt, parentId: questionId }),
+          bind(prepared.touchContext, { contextId, userId, updatedAtMs: replyAt.getTime(), added: 1, leafId: replyId }),
+          bind(prepared.insertReply, { contextId, userId, replyId, response, model: model.id, replyAt, parentId: questionId }),
         );
       } else {
         questionId = timeOrderedId("msg");
         statements.push(
           isNew
-            ? bound(prepared.insertContext, {
+            ? bind(prepared.insertContext, {
                 contextId,
                 userId,
                 name: contextNameFrom(turn.message),
@@ -296,8 +289,8 @@ async function open(
                 createdAt: userAt,
                 updatedAt: replyAt,
               })
-            : bound(prepared.touchContext, { contextId, userId, updatedAtMs: replyAt.getTime(), added: 2, leafId: replyId }),
-          bound(prepared.insertExchange, {
+            : bind(prepared.touchContext, { contextId, userId, updatedAtMs: replyAt.getTime(), added: 2, leafId: replyId }),
+          bind(prepared.insertExchange, {
             contextId,
             userId,
             userMessageId: questionId,
@@ -335,25 +328,34 @@ interface HistoryRow extends ChatMessage {
   content: string;
 }
 
-/** A history row from its column values (see boundRows): id, role, content. */
+/** A history row from its column values: id, role, content. */
 const historyRow = (row: ArrayLike<unknown>): HistoryRow => ({ id: row[0] as string, role: row[1] as ChatMessage["role"], content: row[2] as string });
 
-/** The statements of a chat in a context, built once per handle (see perDb). */
+/** What the opening batch read of the context: the context (updated at, ms; its instructions), the reply named, the branch. */
+interface ContextFound {
+  context: { updatedAt: number; instructions: string | null } | undefined;
+  message: { role: string; parentRole: string | null } | undefined;
+  branch: HistoryRow[];
+}
+
+const contextRow = (row: ArrayLike<unknown>) => ({ updatedAt: row[0] as number, instructions: row[1] as string | null });
+const messageRow = (row: ArrayLike<unknown>) => ({ role: row[0] as string, parentRole: row[1] as string | null });
+
+/** The statements of a chat in a context, built once per handle (see perDb) and bound per message. */
 const chatStatements = perDb((db) => {
   const contextId = sql.placeholder("contextId");
   const userId = sql.placeholder("userId");
   const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
   const leaf = sql`(select ${contexts.leafId} from ${contexts} where ${owned})`;
   return {
-    context: db.select({ updatedAt: contexts.updatedAt, instructions: contexts.instructions }).from(contexts).where(owned).prepare(),
+    context: template(db.select({ updatedAt: contexts.updatedAt, instructions: contexts.instructions }).from(contexts).where(owned)),
     /** The reply a request names, and the role of the message it answers (to explain a refusal). */
-    message: db
+    message: template(
+      db
       .select({ role: messages.role, parentRole: sql<string | null>`(select q.role from ${messages} q where q.id = ${messages.parentId})` })
       .from(messages)
       .where(and(eq(messages.id, sql.placeholder("messageId")), eq(messages.contextId, contextId), eq(messages.userId, userId)))
-      .prepare(),
-    /** Keeps the reads in their places when no reply is named. */
-    noMessage: db.select({ role: sql<string>`null` }).from(contexts).where(sql`0`).prepare(),
+    ),
     historyFromLeaf: historyStatement(db, userId, contextId, leaf),
     historyFromMessage: historyStatement(db, userId, contextId, sql`${sql.placeholder("startId")}`),
     historyAboveReply: historyStatement(
@@ -362,7 +364,8 @@ const chatStatements = perDb((db) => {
       contextId,
       sql`(select m.parent_id from ${messages} m where m.id = ${sql.placeholder("replyId")} and m.context_id = ${contextId} and m.user_id = ${userId})`,
     ),
-    insertContext: db
+    insertContext: template(
+      db
       .insert(contexts)
       .values({
         id: contextId,
@@ -376,8 +379,9 @@ const chatStatements = perDb((db) => {
         createdAt: sql.placeholder("createdAt"),
         updatedAt: sql.placeholder("updatedAt"),
       })
-      .prepare(),
-    touchContext: db
+    ),
+    touchContext: template(
+      db
       .update(contexts)
       // set() takes no placeholder: these are bound to values as the columns store them.
       .set({
@@ -386,8 +390,9 @@ const chatStatements = perDb((db) => {
         leafId: sql`${sql.placeholder("leafId")}`,
       })
       .where(owned)
-      .prepare(),
-    insertExchange: db
+    ),
+    insertExchange: template(
+      db
       .insert(messages)
       .values([
         {
@@ -411,8 +416,9 @@ const chatStatements = perDb((db) => {
           createdAt: sql.placeholder("replyAt"),
         },
       ])
-      .prepare(),
-    insertReply: db
+    ),
+    insertReply: template(
+      db
       .insert(messages)
       .values({
         id: sql.placeholder("replyId"),
@@ -424,7 +430,7 @@ const chatStatements = perDb((db) => {
         parentId: sql.placeholder("parentId"),
         createdAt: sql.placeholder("replyAt"),
       })
-      .prepare(),
+    ),
   };
 });
 
@@ -435,10 +441,11 @@ const chatStatements = perDb((db) => {
  * applied in fitHistory: a running total in SQL (a window function, then a sort back into
  * order) cost twice the read itself.
  */
-function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder, start: SQL) {
+function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder, start: SQL): Template {
   // The query builder has no recursive CTE: the walk is a subquery it selects from, so the
-  // statement is still prepared once and bound per message.
-  return db
+  // statement is still built once and bound per message.
+  return template(
+    db
     .select({ id: sql<string>`id`, role: sql<ChatMessage["role"]>`role`, content: sql<string>`content` })
     .from(
       sql`(with recursive branch(id, parent_id, role, content, depth) as (
@@ -449,8 +456,8 @@ function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder, s
           where b.depth < ${MAX_HISTORY_MESSAGES - 1} and m.context_id = ${contextId}
         ) select id, role, content, depth from branch) as history`,
     )
-    .orderBy(sql`depth`)
-    .prepare();
+    .orderBy(sql`depth`),
+  );
 }
 
 /** The newest of `newestFirst` whose estimated tokens fit the budget together, oldest first. */

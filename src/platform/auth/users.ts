@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Principal } from "./principal";
 import type { Identity } from "./jwt";
-import { bound, perDb, type Db } from "../db";
+import { bind, perDb, template, type Db, type Step } from "../db";
 import { users } from "../../../schema/index";
 
 type JwtPrincipal = Extract<Principal, { via: "jwt" }>;
@@ -37,25 +37,31 @@ export function isSafeAvatarUrl(value: string): boolean {
  */
 export function ensureUser(db: Db, principal: Principal, now: Date) {
   if (principal.via !== "jwt") return null;
-  return bound(preparedEnsureUser(db), newUser(principal.userId, principal.identity, now));
+  return db.insert(users).values(newUser(principal.userId, principal.identity, now)).onConflictDoNothing();
 }
 
-// Every JWT write request starts with this statement: built once per handle (see perDb).
-const preparedEnsureUser = perDb((db) =>
-  db
-    .insert(users)
-    .values({
-      id: sql.placeholder("id"),
-      issuer: sql.placeholder("issuer"),
-      subject: sql.placeholder("subject"),
-      email: sql.placeholder("email"),
-      wallet: sql.placeholder("wallet"),
-      name: sql.placeholder("name"),
-      avatarUrl: sql.placeholder("avatarUrl"),
-      createdAt: sql.placeholder("createdAt"),
-    })
-    .onConflictDoNothing()
-    .prepare(),
+/** ensureUser as a step of a Batch (every chat message's opening), its statement built once per handle. */
+export function ensureUserStep(db: Db, principal: Principal, now: Date): Step | null {
+  if (principal.via !== "jwt") return null;
+  return bind(ensureUserTemplate(db), newUser(principal.userId, principal.identity, now));
+}
+
+const ensureUserTemplate = perDb((db) =>
+  template(
+    db
+      .insert(users)
+      .values({
+        id: sql.placeholder("id"),
+        issuer: sql.placeholder("issuer"),
+        subject: sql.placeholder("subject"),
+        email: sql.placeholder("email"),
+        wallet: sql.placeholder("wallet"),
+        name: sql.placeholder("name"),
+        avatarUrl: sql.placeholder("avatarUrl"),
+        createdAt: sql.placeholder("createdAt"),
+      })
+      .onConflictDoNothing(),
+  ),
 );
 
 /**

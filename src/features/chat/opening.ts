@@ -1,0 +1,222 @@
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Principal } from "../../platform/auth/principal";
+import { ensureUserStep } from "../../platform/auth/users";
+import { timeOrderedId } from "../../platform/encoding";
+import { Batch, bind, firstRow, perDb, step, template, type Results } from "../../platform/db";
+import type { DomainError } from "../../platform/errors";
+import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
+import { creditDays, users } from "../../../schema/index";
+import { creditsFor, debitStatement, describeWait, secondsUntil, utcDay } from "../account/credits";
+import { CreditsUsedUp, IdempotencyKeyInUse, IdempotencyKeyReused, ModelUnavailable, PriceOverAllowance } from "./errors";
+import { Exchange, type ChatDeps } from "./exchange";
+import { HOLD_MARGIN_MS, holdStatement, releaseStaleStatements, staleBefore } from "./holds";
+import { claimHeldGuard, claimState, claimStatement, newClaim, readClaimStatement, releaseClaimStatement } from "./idempotency";
+import { answerChain, defaultModelFor, holdPrice, requireModel, unavailable } from "./model-chain";
+
+// ---------------------------------------------------------------------------------------
+// Opening an exchange: one batch that creates the user on first sight, releases the
+// user's abandoned holds, claims the Idempotency-Key, debits the price and holds it, and
+// reads what the caller needs (a context's branch). Its results are read by name (Batch).
+// ---------------------------------------------------------------------------------------
+
+/**
+ * The hold of the user's default model in SQL (NULL when it is unavailable), for the
+ * debit: looked up in a JSON object of every model's hold (one placeholder, whatever the
+ * registry's size: D1 binds at most 100 values a statement), else `fallbackPrice` (the
+ * deployment's default) when the preference names no model of the registry.
+ */
+function defaultModelPrice(): SQL {
+  return sql`(select case when p.key is null then ${sql.placeholder("fallbackPrice")} else p.value end from users u left join json_each(${sql.placeholder(
+    "prices",
+  )}) p on p.key = json_extract(u.preferences, '$.defaultModel') where u.id = ${sql.placeholder("userId")})`;
+}
+
+function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
+  const price = (m: RegisteredModel) => (m.available ? holdPrice(answerChain(models, m)) : null);
+  return { fallbackPrice: price(models.defaultModel()!), prices: JSON.stringify(Object.fromEntries(models.list().map((m) => [m.id, price(m)]))) };
+}
+
+/** Which guards a debit carries, besides its price: each shape is one template. */
+interface DebitShape {
+  defaultModel: boolean;
+  claim: boolean;
+  context: boolean;
+  message: boolean;
+}
+
+/**
+ * The opening batch's statements, built once per handle (see perDb). The debit has a few
+ * shapes: an explicit price or the default model's, with or without each guard; each is
+ * built on first use.
+ */
+const openingStatements = perDb((db) => {
+  const userId = sql.placeholder("userId");
+  const debits = new Map<string, ReturnType<typeof prepareDebit>>();
+  function prepareDebit(shape: DebitShape) {
+    const guards: SQL[] = [];
+    if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
+    if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
+    // A reply of the context to follow or to answer again; in the second case it must answer a user message.
+    if (shape.message) {
+      guards.push(sql`exists (select 1 from messages m left join messages q on q.id = m.parent_id
+        where m.id = ${sql.placeholder("messageId")} and m.context_id = ${sql.placeholder("contextId")} and m.user_id = ${userId}
+          and m.role = 'assistant' and (${sql.placeholder("answersQuestion")} = 0 or q.role = 'user'))`);
+    }
+    const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
+    const day = sql.placeholder("day");
+    return {
+      debit: template(debitStatement(db, { userId, day, price, allowance: sql.placeholder("allowance"), guards })),
+      // Right after the debit: the hold exists exactly when the debit charged.
+      hold: template(
+        holdStatement(db, {
+          id: sql.placeholder("holdId"),
+          userId,
+          day,
+          price,
+          createdAtMs: sql.placeholder("createdAtMs"),
+          claimKey: sql.placeholder("holdClaimKey"),
+        }),
+      ),
+    };
+  }
+  const [releaseRefund, releaseClaims, releaseHolds] = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
+  return {
+    /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
+    debit(shape: DebitShape) {
+      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}`;
+      let debit = debits.get(key);
+      if (!debit) debits.set(key, (debit = prepareDebit(shape)));
+      return debit;
+    },
+    /** The user's abandoned holds, released before the claim and the debit. */
+    releaseStale: [template(releaseRefund), template(releaseClaims), template(releaseHolds)] as const,
+    /** The day's total (to explain a refusal) and the user's default model, in one read. */
+    account: template(
+      db
+        .select({ used: creditDays.used, defaultModel: sql<string | null>`json_extract(${users.preferences}, '$.defaultModel')` })
+        .from(users)
+        .leftJoin(creditDays, and(eq(creditDays.userId, users.id), eq(creditDays.day, sql.placeholder("day"))))
+        .where(eq(users.id, userId)),
+    ),
+  };
+});
+
+/** What a caller adds to the opening batch (the chat route: its context); `X`: what its reads found. */
+export interface OpeningExtension<X> {
+  /** A context the debit also requires to be the caller's. */
+  contextId?: string;
+  /**
+   * A reply of that context the debit also requires: the one a message follows, or (with
+   * `answersQuestion`) the one regenerated, which must answer a user message.
+   */
+  message?: { id: string; answersQuestion: boolean };
+  /** Adds the reads that join the opening batch, and returns what reads their results. */
+  reads(batch: Batch): (results: Results) => X;
+  /** When the debit was refused: an error that explains it better than 402, if any. */
+  explainRefusal?(found: X): DomainError | undefined;
+}
+
+export interface OpenExchangeInput<X> {
+  principal: Principal;
+  /** The requested model; undefined: the user's default model, else svc-70b. */
+  modelId?: string;
+  /** An Idempotency-Key and a fingerprint of what the request asks for. */
+  idempotency?: { key: string; fingerprint: string };
+  requestId: string;
+  extension?: OpeningExtension<X>;
+  /** What the request asks of a fallback (the OpenAI surface: tools, images); default: any. */
+  suits?: (model: RegisteredModel) => boolean;
+}
+
+export type Opened<X> =
+  | { kind: "replay"; status: number; body: unknown }
+  | { kind: "charged"; exchange: Exchange; found: X | undefined };
+
+/**
+ * Opens an exchange in one batch: creates the user on first sight, claims the
+ * idempotency key, debits the model's price, and runs the extension's reads. Throws
+ * CreditsUsedUp, PriceOverAllowance, IdempotencyKeyInUse (same key still running),
+ * IdempotencyKeyReused (same key, other request), ModelUnavailable, or the extension's
+ * refusal; nothing stays charged then.
+ */
+export async function openExchange<X = undefined>(deps: ChatDeps, input: OpenExchangeInput<X>): Promise<Opened<X>> {
+  const { db, models, config } = deps;
+  const { principal, extension } = input;
+  const userId = principal.userId;
+  const at = deps.now();
+  const day = utcDay(at);
+  const allowance = config.DAILY_CREDITS;
+  const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
+  if (!explicit && !models.defaultModel()) {
+    throw new ModelUnavailable("no model is configured on this server yet: the operator must set MODELS or a provider's variables (docs/chat.md); nothing was charged");
+  }
+  const holdId = timeOrderedId("hold");
+  const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, holdId);
+
+  const batch = new Batch();
+  const user = ensureUserStep(db, principal, at);
+  if (user) batch.add(user);
+  const prepared = openingStatements(db);
+  // The holds of this user's exchanges that died are released first, so that their
+  // credits and their Idempotency-Keys are free for this one.
+  const stale = { userId, staleBefore: staleBefore(config, at).getTime() };
+  for (const release of prepared.releaseStale) batch.add(bind(release, stale));
+  if (claim) batch.add(step(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS)));
+  const contextId = extension?.contextId;
+  const message = extension?.message;
+  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: contextId !== undefined, message: !!message });
+  const values = {
+    userId,
+    day,
+    allowance,
+    ...(explicit ? { price: holdPrice(answerChain(models, explicit, input.suits)) } : defaultPriceValues(models)),
+    ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
+    ...(contextId !== undefined && { contextId }),
+    ...(message && { messageId: message.id, answersQuestion: message.answersQuestion ? 1 : 0 }),
+  };
+  // The day's total once charged, or nothing when the debit was refused.
+  const debited = batch.add(bind(shape.debit, values, firstRow((row) => row[0] as number)));
+  batch.add(bind(shape.hold, { ...values, holdId, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null }));
+  const accountRead = batch.add(
+    bind(prepared.account, { userId, day }, firstRow((row) => ({ used: row[0] as number | null, defaultModel: (row[1] as string | null) ?? undefined }))),
+  );
+  const claimRead = claim && batch.add(step(readClaimStatement(db, claim), firstRow((row) => ({ status: row[0] as number, body: row[1] as string }))));
+  const readFound = extension?.reads(batch);
+
+  const results = await batch.run(db);
+  const found = readFound?.(results);
+
+  if (claim) {
+    const state = claimState(results(claimRead!), claim);
+    if (state.kind === "replay") return state;
+    if (state.kind === "in-progress") throw new IdempotencyKeyInUse();
+    if (state.kind === "mismatch") throw new IdempotencyKeyReused();
+  }
+
+  const account = results(accountRead);
+  const model = explicit ?? defaultModelFor(models, account?.defaultModel);
+  const chain = model.available ? answerChain(models, model, input.suits) : [model];
+  const used = results(debited);
+  if (used !== undefined) {
+    const charge = { holdId, userId, day, at, credits: holdPrice(chain), used, allowance };
+    return { kind: "charged", exchange: new Exchange(deps, chain, charge, claim, input.requestId), found };
+  }
+
+  // Refused: give the key back, then say why, most specific reason first.
+  if (claim) await releaseClaimStatement(db, claim);
+  throw refusal();
+
+  function refusal(): DomainError {
+    if (!model.available) return unavailable(model);
+    const explained = found === undefined ? undefined : extension?.explainRefusal?.(found);
+    if (explained) return explained;
+    const used = account?.used ?? 0;
+    const credits = creditsFor(day, used, allowance);
+    const held = holdPrice(chain);
+    if (held > allowance) return new PriceOverAllowance(model.id, held, allowance);
+    const wait = secondsUntil(credits.resetAt, at);
+    const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
+    const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${costs} and ${credits.remaining} remain today`;
+    return new CreditsUsedUp(`insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
+  }
+}
