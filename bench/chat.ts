@@ -14,14 +14,15 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp } from "../src/app";
+import { dbFromLibsql } from "../src/platform/db";
 import { openDatabase } from "../src/platform/node/open-database";
+import { CountingClient } from "../test/support/counting-client";
 import { startFakeUpstream } from "../test/support/fake-upstream";
 import {
   benchRuntime,
   benchServerEnv,
   benchToken,
   compare,
-  countRoundTrips,
   load,
   machine,
   median,
@@ -70,7 +71,10 @@ const dbUrl = `file:${join(dir, "bench.db")}`;
 const seeded = await openDatabase(dbUrl);
 const seedUpstream = await startFakeUpstream({ record: false });
 const seedRuntime = await benchRuntime({ ...config, SVC_MODEL_BASE_URL: seedUpstream.baseUrl });
-const seedApp = createApp(() => ({ ...seedRuntime, db: seeded.db }));
+// Through a client that counts the round trips of the probes below.
+const counting = new CountingClient(seeded.client);
+const seedDb = dbFromLibsql(counting);
+const seedApp = createApp(() => ({ ...seedRuntime, db: seedDb }));
 const tokens: string[] = [];
 const bodies: string[] = [];
 const send = async (token: string, body: Record<string, unknown>) => {
@@ -105,7 +109,7 @@ for (let c = 0; c < contextsPerUser; c++) {
 
 // Round trips before and after the model call, one message at a time: the in-process
 // upstream notes the driver's count when the call reaches it.
-const trips = countRoundTrips(seeded.client);
+const trips = () => counting.trips;
 const probes: Array<{ before: number; after: number }> = [];
 for (let i = 0; i < 20; i++) {
   const start = trips();

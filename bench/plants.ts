@@ -8,7 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
 import { userIdFor } from "../src/platform/auth/identity";
+import { dbFromLibsql } from "../src/platform/db";
 import { openDatabase } from "../src/platform/node/open-database";
+import { CountingClient } from "../test/support/counting-client";
 import { listPlants } from "../src/features/plants/plants";
 import {
   BENCH_ISSUER,
@@ -16,7 +18,6 @@ import {
   benchServerEnv,
   benchToken,
   compare,
-  countRoundTrips,
   machine,
   median,
   keepProfile,
@@ -70,9 +71,7 @@ for (let i = 1; i < users; i++) {
 await client.batch(statements, "write");
 // The floors must run what the app runs: the statement of a plant page, as the app prepares it.
 const sent: string[] = [];
-const execute = client.execute.bind(client);
-client.execute = ((stmt: { sql: string }) => (sent.push(stmt.sql), execute(stmt))) as typeof client.execute;
-await listPlants(db, first, { limit: 20 });
+await listPlants(dbFromLibsql(new CountingClient(client, { onExecute: (sql) => sent.push(sql) })), first, { limit: 20 });
 if (sent[0]?.replace(/\s+/g, " ") !== PLANT_PAGE.replace(/\s+/g, " ")) throw new Error(`PLANT_PAGE differs from the app's statement:\n${sent[0]}`);
 client.close();
 
@@ -103,8 +102,10 @@ floor.stop();
 
 // Round trips: the app once more, in this process, counted at the driver.
 const counted = await openDatabase(dbUrl);
-const trips = countRoundTrips(counted.client);
-const countedApp = createApp(() => ({ ...runtime, db: counted.db }));
+const counting = new CountingClient(counted.client);
+const countedDb = dbFromLibsql(counting);
+const countedApp = createApp(() => ({ ...runtime, db: countedDb }));
+const trips = () => counting.trips;
 const before = trips();
 for (let i = 0; i < 200; i++) {
   const res = await countedApp.request("/plants?limit=20", { headers: { Authorization: `Bearer ${tokens[i % users]}` } });

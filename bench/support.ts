@@ -377,12 +377,3 @@ export async function benchToken(subject: string): Promise<string> {
     .sign(privateKey);
 }
 
-/** Counts database round trips: execute and batch calls at the libSQL client. */
-export function countRoundTrips(client: Client): () => number {
-  let trips = 0;
-  const execute = client.execute.bind(client);
-  const batch = client.batch.bind(client);
-  client.execute = ((...a: Parameters<typeof execute>) => (trips++, execute(...a))) as typeof client.execute;
-  client.batch = ((...a: Parameters<typeof batch>) => (trips++, batch(...a))) as typeof client.batch;
-  return () => trips;
-}

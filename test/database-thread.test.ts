@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createClient, LibsqlBatchError, LibsqlError, type Client, type ResultSet } from "@libsql/client";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runOnThread } from "../src/platform/node/database-thread";
+import { ThreadClient } from "../src/platform/node/database-thread";
 import { openDatabase } from "../src/platform/node/open-database";
 import { nativeStatements } from "../src/platform/node/native-connection";
 
@@ -28,7 +28,7 @@ beforeEach(async () => {
     ],
     "write",
   );
-  native = await runOnThread(createClient({ url: `file:${path}`, concurrency: 1 }), path);
+  native = await ThreadClient.open(path);
   await native.execute("PRAGMA foreign_keys = ON");
   await plain.execute("PRAGMA foreign_keys = ON");
 });
@@ -102,6 +102,19 @@ describe("statements run on the database thread", () => {
     expect((await plain.execute("select count(*) as n from tags")).rows[0]!.n).toBe(2);
     await expect(native.executeMultiple("insert into notes (id, text) values (7, 'again')")).rejects.toMatchObject({ code: "SQLITE_CONSTRAINT" });
     await expect(native.transaction("write")).rejects.toThrow(/batch/);
+    await expect(native.sync()).rejects.toMatchObject({ code: "SYNC_NOT_SUPPORTED" });
+  });
+
+  it("migrates as @libsql/client does: in one transaction, with foreign keys off during it and on after", async () => {
+    expect(native.protocol).toBe("file");
+    expect(native.closed).toBe(false);
+    // A row whose parent comes later in the same migration: refused with foreign keys on.
+    const steps = ["insert into tags (note_id, tag) values (5, 'early')", "insert into notes (id, text) values (5, 'parent')"];
+    await native.migrate(steps);
+    expect((await plain.execute("select count(*) as n from tags where tag = 'early'")).rows[0]!.n).toBe(1);
+    expect((await native.execute("PRAGMA foreign_keys")).rows[0]![0]).toBe(1);
+    await expect(native.migrate(["insert into notes (id, text) values (6, 'kept?')", "select * from nowhere"])).rejects.toBeInstanceOf(LibsqlBatchError);
+    expect((await plain.execute("select count(*) as n from notes where id = 6")).rows[0]!.n).toBe(0);
   });
 
   it("keeps working when more distinct statements have run than it keeps prepared", async () => {
@@ -132,7 +145,9 @@ describe("statements run on the database thread", () => {
     expect((await asked)[0]!.rowsAffected).toBe(1);
     expect((await plain.execute("select text from notes")).rows.map((r) => r.text)).toEqual(["asked before closing"]);
     const nowhere = join(dir, "missing", "folder", "x.db");
-    await expect(runOnThread(createClient({ url: "file::memory:" }), nowhere)).rejects.toBeInstanceOf(LibsqlError);
+    await expect(ThreadClient.open(nowhere)).rejects.toBeInstanceOf(LibsqlError);
+    expect(native.closed).toBe(true);
+    expect(() => native.reconnect()).toThrow(/closed/);
   });
 });
 
@@ -140,9 +155,16 @@ describe("the thread's native statements", () => {
   it("prepares each statement once on its connection, BEGIN and COMMIT included", () => {
     const connection = new Database(path);
     const prepared: string[] = [];
-    const prepare = connection.prepare.bind(connection);
-    connection.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof connection.prepare;
-    const statements = nativeStatements(connection);
+    // The connection as nativeStatements uses it, with each statement it prepares written down.
+    const watched = {
+      prepare: (sql: string) => (prepared.push(sql), connection.prepare(sql)),
+      exec: (sql: string) => connection.exec(sql),
+      get inTransaction() {
+        return connection.inTransaction;
+      },
+      close: () => connection.close(),
+    };
+    const statements = nativeStatements(watched as unknown as Parameters<typeof nativeStatements>[0]);
     for (let i = 1; i <= 3; i++) statements.batch([insert(i, `note ${i}`), { sql: "select count(*) from tags", args: [] }], "write");
     expect(prepared.filter((sql) => sql.startsWith("insert into notes"))).toHaveLength(1);
     expect(prepared.filter((sql) => sql === "BEGIN IMMEDIATE" || sql === "COMMIT")).toHaveLength(2);

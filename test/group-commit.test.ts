@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@libsql/client";
+import { createClient, type Client, type ResultSet } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { groupCommits } from "../src/platform/node/group-commit";
 
@@ -9,6 +9,8 @@ let dir: string;
 let client: Client;
 let reader: Client;
 let transactions: number;
+/** The client's batch, grouped. */
+let grouped: ReturnType<typeof groupCommits<ResultSet>>;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "plant-chat-group-"));
@@ -18,12 +20,10 @@ beforeEach(async () => {
   await client.execute("create table notes (id integer primary key, text text not null)");
   // Count the transactions the driver runs, beneath the grouping.
   transactions = 0;
-  const batch = client.batch.bind(client);
-  client.batch = (...args: Parameters<Client["batch"]>) => {
+  grouped = groupCommits((...args: Parameters<Client["batch"]>) => {
     transactions++;
-    return batch(...args);
-  };
-  client.batch = groupCommits(client.batch.bind(client));
+    return client.batch(...args);
+  });
   reader = createClient({ url });
 });
 afterEach(() => {
@@ -39,7 +39,7 @@ describe("group commit on the embedded database", () => {
   it("commits the batches of one turn in one transaction, and answers each only once it is committed", async () => {
     const seen: number[][] = [];
     const batches = [1, 2, 3].map((id) =>
-      client.batch([insert(id * 10, "a"), insert(id * 10 + 1, "b")]).then(async (results) => {
+      grouped([insert(id * 10, "a"), insert(id * 10 + 1, "b")]).then(async (results) => {
         seen.push(await stored()); // another connection already sees it
         return results.map((r) => Number(r.rows[0]!.id));
       }),
@@ -55,9 +55,9 @@ describe("group commit on the embedded database", () => {
 
   it("fails only the batch whose statement fails, keeping the others of its turn", async () => {
     const outcomes = await Promise.allSettled([
-      client.batch([insert(1, "kept")]),
-      client.batch([insert(2, "lost with its batch"), insert(3, null)]),
-      client.batch([insert(4, "kept too")]),
+      grouped([insert(1, "kept")]),
+      grouped([insert(2, "lost with its batch"), insert(3, null)]),
+      grouped([insert(4, "kept too")]),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/NOT NULL/);
@@ -65,8 +65,8 @@ describe("group commit on the embedded database", () => {
   });
 
   it("runs a batch alone in its turn as one transaction, as before", async () => {
-    await client.batch([insert(7, "alone")]);
-    await client.batch([insert(8, "alone again")]);
+    await grouped([insert(7, "alone")]);
+    await grouped([insert(8, "alone again")]);
     expect(transactions).toBe(2);
     expect(await stored()).toEqual([7, 8]);
   });

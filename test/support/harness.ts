@@ -4,15 +4,15 @@ import { join } from "node:path";
 import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { createApp, type App } from "../../src/app";
-import type { Client } from "@libsql/client";
 import { parseConfig } from "../../src/platform/config";
-import type { Db } from "../../src/platform/db";
+import { dbFromLibsql, type Db } from "../../src/platform/db";
 import type { Deps } from "../../src/platform/deps";
 import type { Logger } from "../../src/platform/log";
 import type { WorkersAiBinding } from "../../src/platform/models/workers-ai";
 import { createNodeDeps } from "../../src/platform/node/node-deps";
 import { serveNode } from "../../src/platform/node/serve-node";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
+import { CountingClient } from "./counting-client";
 
 /** A clock the test moves by hand. */
 export function createClock(start = new Date("2026-11-22T12:00:00.000Z")) {
@@ -82,15 +82,19 @@ export async function createHarness(
   });
   // The Node server's own wiring, with the test's clock, logger, Workers AI binding and,
   // as on the server's first run, a local Ollama to offer.
-  const { deps, client, settled } = await createNodeDeps(config, {
+  const node = await createNodeDeps(config, {
     databaseUrl: `file:${dbFile}`,
     now: clock.now,
     log: logs.log,
     workersAi: options.workersAi,
     localOllama: options.localOllama,
   });
-  const { db } = deps;
-  const roundTrips = countRoundTrips(client);
+  // The same database, through a client that counts its round trips.
+  const { client, settled } = node;
+  const counting = new CountingClient(client);
+  const db = dbFromLibsql(counting);
+  const deps: Deps = { ...node.deps, db };
+  const roundTrips = () => counting.trips;
   const app = createApp(() => deps);
   let server: ServerType | undefined;
 
@@ -132,15 +136,3 @@ export async function createHarness(
   };
 }
 
-/** Counts database round trips at the driver, the network boundary in production (Turso): a reader of the count so far. */
-function countRoundTrips(client: Client): () => number {
-  let trips = 0;
-  for (const method of ["execute", "batch", "executeMultiple", "migrate", "transaction"] as const) {
-    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
-    (client as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      trips++;
-      return original(...args);
-    };
-  }
-  return () => trips;
-}

@@ -1,4 +1,4 @@
-// The database thread (see runOnThread): one native connection to the embedded file, the
+// The database thread (see ThreadClient): one native connection to the embedded file, the
 // requests of the event loop's thread answered in the order they arrive, and the batches
 // that arrive while a commit runs committed together.
 import { parentPort, workerData } from "node:worker_threads";

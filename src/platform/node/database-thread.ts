@@ -1,5 +1,16 @@
 import { Worker } from "node:worker_threads";
-import { LibsqlBatchError, LibsqlError, type Client, type InArgs, type InStatement, type ResultSet, type Row, type TransactionMode } from "@libsql/client";
+import {
+  LibsqlBatchError,
+  LibsqlError,
+  type Client,
+  type InArgs,
+  type InStatement,
+  type Replicated,
+  type ResultSet,
+  type Row,
+  type Transaction,
+  type TransactionMode,
+} from "@libsql/client";
 import type { RawResult } from "./native-connection";
 
 /**
@@ -53,67 +64,132 @@ function threadEntry(): { module: URL; entry: string } {
   return { module: new URL("./thread-loader.mjs", import.meta.url), entry: new URL("./database-thread-main.ts", import.meta.url).href };
 }
 
+type Call = { resolve(value: unknown): void; reject(err: unknown): void };
+
 /**
- * Makes a @libsql/client Client for an embedded file run `execute` and `batch` on a
- * database thread: one native connection there, each statement prepared once, and the
- * batches that arrive while it is busy committed together (see groupCommits). SQLite's
- * work, its commits' fsyncs included, then no longer stops this thread's event loop,
- * which stays free for HTTP and the model calls; on a machine with two cores or more the
- * two run side by side. Results keep @libsql/client's shape (rows by name and by
- * position) and its errors and codes, so drizzle and the callers see no change. The
- * client's own connection is left to migrations, which run before this.
+ * A @libsql/client `Client` for an embedded file whose statements run on a database
+ * thread: one native connection there, each statement prepared once, and the batches that
+ * arrive while it is busy committed together (see groupCommits). SQLite's work, its
+ * commits' fsyncs included, then no longer stops this thread's event loop, which stays
+ * free for HTTP and the model calls; on a machine with two cores or more the two run side
+ * by side. Results keep @libsql/client's shape (rows by name and by position) and its
+ * errors and codes, so drizzle and the callers see a Client like any other.
+ *
+ * It offers what the app uses: execute, batch, executeMultiple and migrate. Interactive
+ * transactions are refused: one would hold the write lock across awaits, and every other
+ * request's batch would wait behind it (the app writes in batches only).
  */
-export async function runOnThread(client: Client, path: string): Promise<Client> {
-  const { module, entry } = threadEntry();
-  const worker = new Worker(module, { workerData: { entry, path } });
-  const calls = new Map<number, { resolve(value: unknown): void; reject(err: unknown): void }>();
-  let nextId = READY + 1;
-  let stopped: Error | undefined;
+export class ThreadClient implements Client {
+  readonly protocol = "file";
+  readonly #worker: Worker;
+  readonly #calls = new Map<number, Call>();
+  readonly #post: (request: ThreadRequest) => void;
+  // The SQL each slot holds, most recently used last; a full table gives its oldest slot
+  // to the next new statement (and sends that statement's text with it).
+  readonly #slots = new Map<string, number>();
+  #nextId = READY + 1;
+  #stopped: Error | undefined;
+  #closed = false;
 
-  function stop(err: Error) {
-    stopped ??= err;
-    for (const call of calls.values()) call.reject(stopped);
-    calls.clear();
+  /** Starts the database thread on the file at `path` (migrated already), once it has opened it. */
+  static async open(path: string): Promise<ThreadClient> {
+    const client = new ThreadClient(path);
+    await new Promise((resolve, reject) => client.#calls.set(READY, { resolve, reject }));
+    client.#worker.unref();
+    return client;
   }
-  worker.on("message", (replies: ThreadReply[]) => {
-    for (const [id, ok, value] of replies) {
-      const call = calls.get(id);
-      if (!call) continue;
-      calls.delete(id);
-      if (ok) call.resolve(value);
-      else call.reject(errorFrom(value));
+
+  private constructor(path: string) {
+    const { module, entry } = threadEntry();
+    this.#worker = new Worker(module, { workerData: { entry, path } });
+    this.#worker.on("message", (replies: ThreadReply[]) => {
+      for (const [id, ok, value] of replies) {
+        const call = this.#calls.get(id);
+        if (!call) continue;
+        this.#calls.delete(id);
+        if (ok) call.resolve(value);
+        else call.reject(errorFrom(value));
+      }
+      // The thread keeps the process alive only while an answer is awaited.
+      if (this.#calls.size === 0) this.#worker.unref();
+    });
+    this.#worker.on("error", (err) => this.#stop(new Error(`the database thread failed: ${err.message}`, { cause: err })));
+    this.#worker.on("exit", (code) =>
+      this.#stop(new LibsqlError(code === 0 ? "The client is closed" : `the database thread stopped (exit code ${code})`, "CLIENT_CLOSED")),
+    );
+    // The requests made in one turn of this thread's event loop go in one message.
+    this.#post = sendTogether<ThreadRequest>((requests) => this.#worker.postMessage(requests), setImmediate);
+  }
+
+  get closed(): boolean {
+    return this.#closed || this.#stopped !== undefined;
+  }
+
+  async execute(stmt: InStatement, args?: InArgs): Promise<ResultSet> {
+    return resultSet((await this.#call([this.#nextId++, "execute", this.#crossing(stmt, args)])) as RawResult);
+  }
+
+  async batch(stmts: Array<InStatement | [string, InArgs?]>, mode?: TransactionMode): Promise<ResultSet[]> {
+    const results = (await this.#call([this.#nextId++, "batch", stmts.map((stmt) => this.#crossing(stmt)), mode])) as RawResult[];
+    return results.map(resultSet);
+  }
+
+  /** As @libsql/client does: the statements in one transaction, with foreign keys off around it. */
+  async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
+    await this.execute("PRAGMA foreign_keys = OFF");
+    try {
+      return await this.batch(stmts, "deferred");
+    } finally {
+      await this.execute("PRAGMA foreign_keys = ON");
     }
-    // The thread keeps the process alive only while an answer is awaited.
-    if (calls.size === 0) worker.unref();
-  });
-  worker.on("error", (err) => stop(new Error(`the database thread failed: ${err.message}`, { cause: err })));
-  worker.on("exit", (code) => stop(new LibsqlError(code === 0 ? "The client is closed" : `the database thread stopped (exit code ${code})`, "CLIENT_CLOSED")));
+  }
 
-  // The requests made in one turn of this thread's event loop go in one message.
-  const post = sendTogether<ThreadRequest>((requests) => worker.postMessage(requests), setImmediate);
+  async executeMultiple(sql: string): Promise<void> {
+    await this.#call([this.#nextId++, "executeMultiple", sql]);
+  }
 
-  let closed = false;
-  function call(request: ThreadRequest): Promise<unknown> {
-    if (stopped) return Promise.reject(stopped);
-    if (closed) return Promise.reject(new LibsqlError("The client is closed", "CLIENT_CLOSED"));
+  transaction(): Promise<Transaction> {
+    return Promise.reject(new LibsqlError("interactive transactions are not offered on the embedded database: write with batch()", "TRANSACTION_NOT_SUPPORTED"));
+  }
+
+  sync(): Promise<Replicated> {
+    return Promise.reject(new LibsqlError("sync() is for embedded replicas; this is a local file", "SYNC_NOT_SUPPORTED"));
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    // The thread answers what was asked before (those calls still settle), then closes
+    // the file and ends; anything asked from now on is refused.
+    if (!this.#stopped) this.#post([this.#nextId++, "close"]);
+  }
+
+  reconnect(): void {
+    throw new LibsqlError("a closed database thread is not restarted: open another ThreadClient", "CLIENT_CLOSED");
+  }
+
+  #call(request: ThreadRequest): Promise<unknown> {
+    if (this.#stopped) return Promise.reject(this.#stopped);
+    if (this.#closed) return Promise.reject(new LibsqlError("The client is closed", "CLIENT_CLOSED"));
     return new Promise((resolve, reject) => {
-      if (calls.size === 0) worker.ref();
-      calls.set(request[0], { resolve, reject });
-      post(request);
+      if (this.#calls.size === 0) this.#worker.ref();
+      this.#calls.set(request[0], { resolve, reject });
+      this.#post(request);
     });
   }
 
-  await new Promise((resolve, reject) => calls.set(READY, { resolve, reject }));
-  worker.unref();
+  #stop(err: Error) {
+    this.#stopped ??= err;
+    for (const call of this.#calls.values()) call.reject(this.#stopped);
+    this.#calls.clear();
+  }
 
-  // The SQL each slot holds, most recently used last; a full table gives its oldest slot
-  // to the next new statement (and sends that statement's text with it).
-  const slots = new Map<string, number>();
-  function crossing(stmt: InStatement | [string, InArgs?], args?: InArgs): ThreadStatement {
+  #crossing(stmt: InStatement | [string, InArgs?], args?: InArgs): ThreadStatement {
     let sql: string;
     if (typeof stmt === "string") sql = stmt;
     else if (Array.isArray(stmt)) [sql, args] = stmt;
     else ({ sql, args } = stmt);
+    const slots = this.#slots;
     let slot = slots.get(sql);
     if (slot !== undefined) {
       slots.delete(sql);
@@ -129,24 +205,6 @@ export async function runOnThread(client: Client, path: string): Promise<Client>
     slots.set(sql, slot);
     return [slot, sql, args];
   }
-
-  client.execute = (async (stmt: InStatement, args?: InArgs) => resultSet((await call([nextId++, "execute", crossing(stmt, args)])) as RawResult)) as Client["execute"];
-  client.batch = async (stmts: Array<InStatement | [string, InArgs?]>, mode?: TransactionMode) =>
-    ((await call([nextId++, "batch", stmts.map((stmt) => crossing(stmt)), mode])) as RawResult[]).map(resultSet);
-  client.executeMultiple = async (sql: string) => void (await call([nextId++, "executeMultiple", sql]));
-  // An interactive transaction would hold the write lock across awaits, and every other
-  // request's batch would wait behind it: the app writes in batches only.
-  client.transaction = () => Promise.reject(new Error("interactive transactions are not used on the embedded database: write with batch()"));
-  const close = client.close.bind(client);
-  client.close = () => {
-    if (closed) return;
-    closed = true;
-    close();
-    // The thread answers what was asked before (those calls still settle), then closes
-    // the file and ends; anything asked from now on is refused.
-    if (!stopped) post([nextId++, "close"]);
-  };
-  return client;
 }
 
 /**

@@ -184,39 +184,14 @@ function toSql(value: unknown): unknown {
   return value;
 }
 
-/** The error @libsql/client would have thrown, so callers can read the same codes. */
+/**
+ * The error @libsql/client would have thrown, so callers can read the same codes: the
+ * native error's code is SQLite's extended one (SQLITE_IOERR_WRITE), its base the name's
+ * first word (SQLITE_IOERR).
+ */
 function libsqlError(err: unknown): unknown {
   if (!(err instanceof Database.SqliteError)) return err;
   const rawCode = (err as { rawCode?: number }).rawCode;
-  const base = rawCode === undefined ? "SQLITE_UNKNOWN" : (BASE_CODES[rawCode & 0xff] ?? `SQLITE_UNKNOWN_${rawCode & 0xff}`);
+  const base = /^SQLITE_[A-Z]+/.exec(err.code)?.[0] ?? "SQLITE_UNKNOWN";
   return new LibsqlError(err.message, base, err.code, rawCode, err);
 }
-
-const BASE_CODES: Record<number, string> = {
-  1: "SQLITE_ERROR",
-  2: "SQLITE_INTERNAL",
-  3: "SQLITE_PERM",
-  4: "SQLITE_ABORT",
-  5: "SQLITE_BUSY",
-  6: "SQLITE_LOCKED",
-  7: "SQLITE_NOMEM",
-  8: "SQLITE_READONLY",
-  9: "SQLITE_INTERRUPT",
-  10: "SQLITE_IOERR",
-  11: "SQLITE_CORRUPT",
-  12: "SQLITE_NOTFOUND",
-  13: "SQLITE_FULL",
-  14: "SQLITE_CANTOPEN",
-  15: "SQLITE_PROTOCOL",
-  16: "SQLITE_EMPTY",
-  17: "SQLITE_SCHEMA",
-  18: "SQLITE_TOOBIG",
-  19: "SQLITE_CONSTRAINT",
-  20: "SQLITE_MISMATCH",
-  21: "SQLITE_MISUSE",
-  22: "SQLITE_NOLFS",
-  23: "SQLITE_AUTH",
-  24: "SQLITE_FORMAT",
-  25: "SQLITE_RANGE",
-  26: "SQLITE_NOTADB",
-};

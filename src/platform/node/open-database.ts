@@ -1,9 +1,9 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { createClient } from "@libsql/client";
+import { createClient, type Client } from "@libsql/client";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { dbFromLibsql } from "../db";
-import { runOnThread } from "./database-thread";
+import { ThreadClient } from "./database-thread";
 
 const MIGRATIONS = resolve(import.meta.dirname, "../../../migrations");
 
@@ -16,16 +16,19 @@ export async function openDatabase(url: string, authToken?: string) {
   if (embedded) mkdirSync(dirname(filePath(url)), { recursive: true });
   // An embedded file runs every statement synchronously, so extra connections add nothing
   // but lose the per-connection pragmas below (the client opens one per overlapping call).
-  const client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });
+  let client: Client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });
   // D1 enforces foreign keys; so does this connection, so that both behave alike.
   await client.execute("PRAGMA foreign_keys = ON");
   if (embedded) await client.execute("PRAGMA journal_mode = WAL");
   await migrate(dbFromLibsql(client), { migrationsFolder: MIGRATIONS });
   // Past the migrations, an embedded file is served on a database thread, by one native
   // connection with each statement prepared once and concurrent batches committed
-  // together, at synchronous=FULL (see runOnThread and openConnection). WAL: readers
+  // together, at synchronous=FULL (see ThreadClient and openConnection). WAL: readers
   // never wait for the writer. (A remote libSQL server commits each batch itself.)
-  if (embedded) await runOnThread(client, filePath(url));
+  if (embedded) {
+    client.close();
+    client = await ThreadClient.open(filePath(url));
+  }
   const db = dbFromLibsql(client);
   const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
   return { client, db, databaseFileProblem };
