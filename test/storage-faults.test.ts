@@ -1,4 +1,7 @@
-import { rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { keepSearchIndexed } from "../src/jobs/search-index";
@@ -99,3 +102,54 @@ describe("a read-only database", () => {
   });
 });
 
+
+/**
+ * Whether files can be made immutable here: chattr +i needs root (or CAP_LINUX_IMMUTABLE)
+ * and a file system that keeps the flag (ext4, xfs, btrfs; not tmpfs). Where it cannot,
+ * the case below is skipped and says why.
+ */
+function canMakeImmutable(): boolean {
+  const dir = mkdtempSync(join(tmpdir(), "plant-chat-chattr-"));
+  const probe = join(dir, "probe");
+  writeFileSync(probe, "x");
+  try {
+    execFileSync("chattr", ["+i", probe], { stdio: "ignore" });
+    execFileSync("chattr", ["-i", probe], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const immutable = canMakeImmutable();
+
+describe.skipIf(!immutable)("database files made immutable under the server (chattr +i)", () => {
+  it("answers 503 while they are, without ending the process (SIGBUS), and serves again once they are writable", async () => {
+    const token = await h.signIn("ivo");
+    expect((await addPlant(token, 1)).status).toBe(200);
+    // After a write: SQLite's WAL index (-shm) is mapped and in use.
+    const files = [h.dbFile, `${h.dbFile}-wal`, `${h.dbFile}-shm`, dirname(h.dbFile)].filter((f) => existsSync(f));
+    expect(files).toContain(`${h.dbFile}-shm`);
+    execFileSync("chattr", ["+i", ...files]);
+    try {
+      const write = await addPlant(token, 2);
+      expect(write.status).toBe(503);
+      expect(await write.json()).toMatchObject({ error: 503, code: "storage_unavailable", message: expect.stringMatching(/cannot be written: nothing was saved/) });
+      expect(write.headers.get("Retry-After")).toBe("60");
+      expect((await h.request("/plants", { token })).status).toBe(503);
+      expect((await h.request("/chat/send", { method: "POST", token, json: { message: "hello" } })).status).toBe(503);
+      const health = await h.request("/health");
+      expect(health.status).toBe(503);
+      expect(((await health.json()) as { message: string }).message).toMatch(/storage refuses writes/);
+    } finally {
+      execFileSync("chattr", ["-i", ...files]);
+    }
+    // No restart: the same server writes and reads again.
+    expect((await addPlant(token, 3)).status).toBe(200);
+    const after = await h.request("/plants", { token });
+    expect(await after.json()).toEqual([{ name: "plant 1" }, { name: "plant 3" }]);
+  });
+});
+
+if (!immutable) console.warn("storage-faults: files cannot be made immutable here (chattr +i needs root and ext4/xfs/btrfs); the immutable-files case is skipped");

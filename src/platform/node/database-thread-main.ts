@@ -1,24 +1,55 @@
 // The database thread (see ThreadClient): one native connection to the embedded file, the
 // requests of the event loop's thread answered in the order they arrive, and the batches
 // that arrive while a commit runs committed together.
+import { accessSync, constants } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
+import { LibsqlError } from "@libsql/client";
 import { groupCommits } from "./group-commit";
 import { nativeStatements, openConnection, type NativeStatements } from "./native-connection";
-import type { InStatement } from "@libsql/client";
+import type { InStatement, TransactionMode } from "@libsql/client";
 import { READY, SLOT_LIMIT, sendTogether, threadError, type ThreadReply, type ThreadRequest, type ThreadStatement } from "./database-thread";
 
 const port = parentPort!;
 // The answers of one commit's batches are all settled before this microtask runs.
 const answer = sendTogether<ThreadReply>((replies) => port.postMessage(replies), queueMicrotask);
 
+const { path } = workerData as { path: string };
 let statements: NativeStatements;
 try {
-  statements = nativeStatements(openConnection((workerData as { path: string }).path));
+  statements = nativeStatements(openConnection(path));
 } catch (err) {
   port.postMessage([[READY, false, threadError(err)]] satisfies ThreadReply[]);
   process.exit(1);
 }
-const batch = groupCommits(statements.batch);
+
+/**
+ * SQLite keeps a WAL database's index in the `-shm` file, mapped into memory, and readers
+ * as well as writers write to that mapping. Once the file is made immutable (chattr +i), the
+ * kernel answers the next such write with SIGBUS, which no JavaScript can catch: the
+ * process would end. So the file is checked (one access(2) call) before each statement or
+ * batch runs, and while it cannot be written the database is refused with an I/O error
+ * (503 at the edge) instead; once the file is writable again, service resumes by itself.
+ */
+const sharedMemory = `${path}-shm`;
+function refuseUnwritableSharedMemory(): void {
+  try {
+    accessSync(sharedMemory, constants.W_OK);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code;
+    // Not there yet (no statement has run): SQLite creates it, writable.
+    if (why === "ENOENT") return;
+    throw new LibsqlError(
+      `the database's shared-memory file ${sharedMemory} cannot be written (${why}): the database files were made immutable or unwritable under the server`,
+      "SQLITE_IOERR",
+      "SQLITE_IOERR_SHMMAP",
+    );
+  }
+}
+
+const batch = groupCommits((stmts: Parameters<NativeStatements["batch"]>[0], mode?: TransactionMode) => {
+  refuseUnwritableSharedMemory();
+  return statements.batch(stmts, mode);
+});
 
 // Each slot's SQL, as the event loop's thread last sent it (see ThreadStatement). Read when
 // a request arrives, before a later one can give its slot to another statement.
@@ -36,14 +67,19 @@ function handle(request: ThreadRequest) {
   const id = request[0];
   try {
     switch (request[1]) {
-      case "execute":
-        return answer([id, true, statements.execute(statement(request[2]))]);
+      case "execute": {
+        // The slot's SQL is kept first, even when the statement is refused.
+        const stmt = statement(request[2]);
+        refuseUnwritableSharedMemory();
+        return answer([id, true, statements.execute(stmt)]);
+      }
       case "batch":
         return void batch(request[2].map(statement), request[3]).then(
           (results) => answer([id, true, results]),
           (err: unknown) => answer([id, false, threadError(err)]),
         );
       case "executeMultiple":
+        refuseUnwritableSharedMemory();
         statements.executeMultiple(request[2]);
         return answer([id, true, null]);
       case "close":
