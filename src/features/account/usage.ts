@@ -74,15 +74,15 @@ export function usageEventStatement(
 const usageEventTemplate = perDb((db) =>
   template(
     db
-    .insert(usageEvents)
-    .values({
-      id: sql.placeholder("id"),
-      userId: sql.placeholder("userId"),
-      at: sql.placeholder("at"),
-      model: sql.placeholder("model"),
-      contextId: sql.placeholder("contextId"),
-      messageId: sql.placeholder("messageId"),
-      credits: sql.placeholder("credits"),
-    }),
+      .insert(usageEvents)
+      .values({
+        id: sql.placeholder("id"),
+        userId: sql.placeholder("userId"),
+        at: sql.placeholder("at"),
+        model: sql.placeholder("model"),
+        contextId: sql.placeholder("contextId"),
+        messageId: sql.placeholder("messageId"),
+        credits: sql.placeholder("credits"),
+      }),
   ),
 );

@@ -75,18 +75,18 @@ const endStatements = perDb((db) => {
     // the release).
     rechargeIfReleased: template(
       db
-      .insert(creditDays)
-      .select(
-        db
-          .select({ userId: sql<string>`${userId}`.as("user_id"), day: sql<string>`${day}`.as("day"), used: sql<number>`${credits}`.as("used") })
-          .from(sql`(select 1)`)
-          .where(sql`not ${held} and ${credits} <= ${allowance}`),
-      )
-      .onConflictDoUpdate({
-        target: [creditDays.userId, creditDays.day],
-        set: { used: sql`${creditDays.used} + excluded.used` },
-        setWhere: sql`${creditDays.used} + excluded.used <= ${allowance}`,
-      }),
+        .insert(creditDays)
+        .select(
+          db
+            .select({ userId: sql<string>`${userId}`.as("user_id"), day: sql<string>`${day}`.as("day"), used: sql<number>`${credits}`.as("used") })
+            .from(sql`(select 1)`)
+            .where(sql`not ${held} and ${credits} <= ${allowance}`),
+        )
+        .onConflictDoUpdate({
+          target: [creditDays.userId, creditDays.day],
+          set: { used: sql`${creditDays.used} + excluded.used` },
+          setWhere: sql`${creditDays.used} + excluded.used <= ${allowance}`,
+        }),
     ),
     // The lease: the exchange is alive.
     renew: db.update(creditHolds).set({ renewedAt: sql`${sql.placeholder("at")}` }).where(eq(creditHolds.id, id)).prepare(),

@@ -352,9 +352,9 @@ const chatStatements = perDb((db) => {
     /** The reply a request names, and the role of the message it answers (to explain a refusal). */
     message: template(
       db
-      .select({ role: messages.role, parentRole: sql<string | null>`(select q.role from ${messages} q where q.id = ${messages.parentId})` })
-      .from(messages)
-      .where(and(eq(messages.id, sql.placeholder("messageId")), eq(messages.contextId, contextId), eq(messages.userId, userId)))
+        .select({ role: messages.role, parentRole: sql<string | null>`(select q.role from ${messages} q where q.id = ${messages.parentId})` })
+        .from(messages)
+        .where(and(eq(messages.id, sql.placeholder("messageId")), eq(messages.contextId, contextId), eq(messages.userId, userId))),
     ),
     historyFromLeaf: historyStatement(db, userId, contextId, leaf),
     historyFromMessage: historyStatement(db, userId, contextId, sql`${sql.placeholder("startId")}`),
@@ -366,70 +366,70 @@ const chatStatements = perDb((db) => {
     ),
     insertContext: template(
       db
-      .insert(contexts)
-      .values({
-        id: contextId,
-        userId,
-        groupId: null,
-        name: sql.placeholder("name"),
-        nameSource: "message",
-        messageCount: 2,
-        leafId: sql.placeholder("leafId"),
-        instructions: sql.placeholder("instructions"),
-        createdAt: sql.placeholder("createdAt"),
-        updatedAt: sql.placeholder("updatedAt"),
-      })
+        .insert(contexts)
+        .values({
+          id: contextId,
+          userId,
+          groupId: null,
+          name: sql.placeholder("name"),
+          nameSource: "message",
+          messageCount: 2,
+          leafId: sql.placeholder("leafId"),
+          instructions: sql.placeholder("instructions"),
+          createdAt: sql.placeholder("createdAt"),
+          updatedAt: sql.placeholder("updatedAt"),
+        }),
     ),
     touchContext: template(
       db
-      .update(contexts)
-      // set() takes no placeholder: these are bound to values as the columns store them.
-      .set({
-        messageCount: sql`${contexts.messageCount} + ${sql.placeholder("added")}`,
-        updatedAt: sql`${sql.placeholder("updatedAtMs")}`,
-        leafId: sql`${sql.placeholder("leafId")}`,
-      })
-      .where(owned)
+        .update(contexts)
+        // set() takes no placeholder: these are bound to values as the columns store them.
+        .set({
+          messageCount: sql`${contexts.messageCount} + ${sql.placeholder("added")}`,
+          updatedAt: sql`${sql.placeholder("updatedAtMs")}`,
+          leafId: sql`${sql.placeholder("leafId")}`,
+        })
+        .where(owned),
     ),
     insertExchange: template(
       db
-      .insert(messages)
-      .values([
-        {
-          id: sql.placeholder("userMessageId"),
-          contextId,
-          userId,
-          role: "user",
-          content: sql.placeholder("message"),
-          model: null,
-          parentId: sql.placeholder("parentId"),
-          createdAt: sql.placeholder("userAt"),
-        },
-        {
+        .insert(messages)
+        .values([
+          {
+            id: sql.placeholder("userMessageId"),
+            contextId,
+            userId,
+            role: "user",
+            content: sql.placeholder("message"),
+            model: null,
+            parentId: sql.placeholder("parentId"),
+            createdAt: sql.placeholder("userAt"),
+          },
+          {
+            id: sql.placeholder("replyId"),
+            contextId,
+            userId,
+            role: "assistant",
+            content: sql.placeholder("response"),
+            model: sql.placeholder("model"),
+            parentId: sql.placeholder("userMessageId"),
+            createdAt: sql.placeholder("replyAt"),
+          },
+        ]),
+    ),
+    insertReply: template(
+      db
+        .insert(messages)
+        .values({
           id: sql.placeholder("replyId"),
           contextId,
           userId,
           role: "assistant",
           content: sql.placeholder("response"),
           model: sql.placeholder("model"),
-          parentId: sql.placeholder("userMessageId"),
+          parentId: sql.placeholder("parentId"),
           createdAt: sql.placeholder("replyAt"),
-        },
-      ])
-    ),
-    insertReply: template(
-      db
-      .insert(messages)
-      .values({
-        id: sql.placeholder("replyId"),
-        contextId,
-        userId,
-        role: "assistant",
-        content: sql.placeholder("response"),
-        model: sql.placeholder("model"),
-        parentId: sql.placeholder("parentId"),
-        createdAt: sql.placeholder("replyAt"),
-      })
+        }),
     ),
   };
 });
@@ -446,17 +446,17 @@ function historyStatement(db: Db, userId: Placeholder, contextId: Placeholder, s
   // statement is still built once and bound per message.
   return template(
     db
-    .select({ id: sql<string>`id`, role: sql<ChatMessage["role"]>`role`, content: sql<string>`content` })
-    .from(
-      sql`(with recursive branch(id, parent_id, role, content, depth) as (
-          select m.id, m.parent_id, m.role, m.content, 0 from ${messages} m
-          where m.id = ${start} and m.context_id = ${contextId} and m.user_id = ${userId}
-          union all
-          select m.id, m.parent_id, m.role, m.content, b.depth + 1 from branch b join ${messages} m on m.id = b.parent_id
-          where b.depth < ${MAX_HISTORY_MESSAGES - 1} and m.context_id = ${contextId}
-        ) select id, role, content, depth from branch) as history`,
-    )
-    .orderBy(sql`depth`),
+      .select({ id: sql<string>`id`, role: sql<ChatMessage["role"]>`role`, content: sql<string>`content` })
+      .from(
+        sql`(with recursive branch(id, parent_id, role, content, depth) as (
+            select m.id, m.parent_id, m.role, m.content, 0 from ${messages} m
+            where m.id = ${start} and m.context_id = ${contextId} and m.user_id = ${userId}
+            union all
+            select m.id, m.parent_id, m.role, m.content, b.depth + 1 from branch b join ${messages} m on m.id = b.parent_id
+            where b.depth < ${MAX_HISTORY_MESSAGES - 1} and m.context_id = ${contextId}
+          ) select id, role, content, depth from branch) as history`,
+      )
+      .orderBy(sql`depth`),
   );
 }
 
