@@ -347,6 +347,17 @@ const chatStatements = perDb((db) => {
   const userId = sql.placeholder("userId");
   const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
   const leaf = sql`(select ${contexts.leafId} from ${contexts} where ${owned})`;
+  /** The model's reply, answering the message whose id is the placeholder `parent`. */
+  const reply = (parent: string) => ({
+    id: sql.placeholder("replyId"),
+    contextId,
+    userId,
+    role: "assistant" as const,
+    content: sql.placeholder("response"),
+    model: sql.placeholder("model"),
+    parentId: sql.placeholder(parent),
+    createdAt: sql.placeholder("replyAt"),
+  });
   return {
     context: template(db.select({ updatedAt: contexts.updatedAt, instructions: contexts.instructions }).from(contexts).where(owned)),
     /** The reply a request names, and the role of the message it answers (to explain a refusal). */
@@ -405,31 +416,13 @@ const chatStatements = perDb((db) => {
             parentId: sql.placeholder("parentId"),
             createdAt: sql.placeholder("userAt"),
           },
-          {
-            id: sql.placeholder("replyId"),
-            contextId,
-            userId,
-            role: "assistant",
-            content: sql.placeholder("response"),
-            model: sql.placeholder("model"),
-            parentId: sql.placeholder("userMessageId"),
-            createdAt: sql.placeholder("replyAt"),
-          },
+          reply("userMessageId"),
         ]),
     ),
     insertReply: template(
       db
         .insert(messages)
-        .values({
-          id: sql.placeholder("replyId"),
-          contextId,
-          userId,
-          role: "assistant",
-          content: sql.placeholder("response"),
-          model: sql.placeholder("model"),
-          parentId: sql.placeholder("parentId"),
-          createdAt: sql.placeholder("replyAt"),
-        }),
+        .values(reply("parentId")),
     ),
   };
 });
