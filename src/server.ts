@@ -142,6 +142,15 @@ function logModels(runtime: Runtime, lookingForOllama: boolean, quiet = false) {
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
+  console.error(`the server could not start: ${causes(err)}`);
   process.exit(1);
 });
+
+/** An error's message and those of its causes (drizzle wraps the driver's error in "Failed query: …"). */
+function causes(err: unknown): string {
+  const messages: string[] = [];
+  for (let e = err, depth = 0; e !== undefined && depth < 5; e = e instanceof Error ? e.cause : undefined, depth++) {
+    messages.push(e instanceof Error ? e.message : String(e));
+  }
+  return messages.join("\n  because: ");
+}

@@ -39,7 +39,7 @@ function refuseUnwritableSharedMemory(): void {
     // Not there yet (no statement has run): SQLite creates it, writable.
     if (why === "ENOENT") return;
     throw new LibsqlError(
-      `the database's shared-memory file ${sharedMemory} cannot be written (${why}): the database files were made immutable or unwritable under the server`,
+      `the database's shared-memory file ${sharedMemory} cannot be written (${why}): the database files are immutable or otherwise unwritable; restore their permissions`,
       "SQLITE_IOERR",
       "SQLITE_IOERR_SHMMAP",
     );
