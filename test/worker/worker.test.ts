@@ -99,3 +99,20 @@ describe("the Worker in workerd over D1", () => {
     expect(await res.json()).toMatchObject({ error: 401 });
   });
 });
+
+describe("moving contexts on the Worker (D1)", () => {
+  it("exports a user's contexts and imports them again, groups and branches kept, in one batch", async () => {
+    const auth = await signIn("mover");
+    const json = { ...auth, "Content-Type": "application/json" };
+    const group = (await (await call("/groups", { method: "POST", headers: json, body: JSON.stringify({ name: "Balcony" }) })).json()) as { id: string };
+    const created = await call("/contexts", { method: "POST", headers: json, body: JSON.stringify({ name: "Repotting", groupId: group.id }) });
+    expect(created.status).toBe(201);
+    const exported = await call("/me/export", { headers: auth });
+    expect(exported.status).toBe(200);
+    const imported = await call("/contexts/import", { method: "POST", headers: json, body: await exported.text() });
+    expect(imported.status).toBe(201);
+    const listed = (await (await call("/contexts?limit=10", { headers: auth })).json()) as { items: Array<{ name: string; groupId: string | null }> };
+    expect(listed.items.map((c) => c.name)).toEqual(["Repotting", "Repotting"]);
+    expect(listed.items.every((c) => c.groupId === group.id)).toBe(true);
+  });
+});

@@ -162,9 +162,10 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
   if (groupNames.length > 0) {
     const rows = JSON.stringify(groupNames.map((name) => [randomId("grp"), name]));
     statements.push(
-      db.run(sql`insert into ${groups} (id, user_id, name, created_at, updated_at)
-        select json_extract(value, '$[0]'), ${userId}, json_extract(value, '$[1]'), ${nowMs}, ${nowMs} from json_each(${rows}) where true
-        on conflict (user_id, name) do nothing`),
+      db
+        .insert(groups)
+        .select(sql`select json_extract(value, '$[0]'), ${userId}, json_extract(value, '$[1]'), ${nowMs}, ${nowMs} from json_each(${rows}) where true`)
+        .onConflictDoNothing({ target: [groups.userId, groups.name] }),
     );
   }
 
@@ -197,30 +198,35 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
   });
 
   for (const chunk of chunks(contextRows)) {
+    // The select's values in the table's column order, which is the order insert…select writes them in.
     statements.push(
-      db.run(sql`insert into ${contexts} (id, user_id, group_id, name, name_source, leaf_id, instructions, pinned, archived, message_count, created_at, updated_at)
-        select json_extract(value, '$[0]'), ${userId},
+      db.insert(contexts).select(
+        sql`select json_extract(value, '$[0]'), ${userId},
           (select g.id from ${groups} g where g.user_id = ${userId} and g.name = json_extract(value, '$[3]')),
-          json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[7]'), json_extract(value, '$[4]'),
-          json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[8]'), json_extract(value, '$[9]'), json_extract(value, '$[10]')
-        from json_each(${chunk})`),
+          json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[8]'), json_extract(value, '$[7]'),
+          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[9]'), json_extract(value, '$[10]')
+        from json_each(${chunk})`,
+      ),
     );
   }
   for (const chunk of chunks(messageRows)) {
     statements.push(
-      db.run(sql`insert into ${messages} (id, context_id, user_id, role, content, model, parent_id, created_at)
-        select json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${userId}, json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+      db.insert(messages).select(
+        sql`select json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${userId}, json_extract(value, '$[2]'), json_extract(value, '$[3]'),
           json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]')
-        from json_each(${chunk})`),
+        from json_each(${chunk})`,
+      ),
     );
   }
   const created = db
     .select(contextColumns)
     .from(contexts)
     .where(sql`${contexts.userId} = ${userId} and ${contexts.id} in (select value from json_each(${JSON.stringify(ids)}))`);
+  // Statements of the query builder only: drizzle's D1 driver cannot put a raw statement
+  // with parameters (db.run(sql`…`)) in a batch.
   statements.push(created);
-  const results = (await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
-  const byId = new Map((results.at(-1) as Array<Parameters<typeof toContextView>[0]>).map((row) => [row.id, toContextView(row)]));
+  const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  const byId = new Map((results.at(-1) as Awaited<typeof created>).map((row) => [row.id, toContextView(row)]));
   return ids.map((id) => byId.get(id)!);
 }
 
