@@ -19,7 +19,7 @@ async function ok<T>(res: Response | Promise<Response>, status = 200): Promise<T
 }
 
 describe("a person's surfaces on the Worker (D1)", () => {
-  it("groups, contexts, a reply regenerated, a share link, search, profile, keys, credits and usage", async () => {
+  it("groups, contexts, a reply regenerated, a share link, search, profile, keys, /v1, credits and usage", async () => {
     const auth = await signIn("everything");
     const group = await ok<{ id: string }>(call("/groups", json(auth, "POST", { name: "Herbs" })), 201);
     expect((await ok<{ id: string; name: string }>(call(`/groups/${group.id}`, json(auth, "PATCH", { name: "Kitchen herbs" })))).name).toBe("Kitchen herbs");
@@ -49,12 +49,17 @@ describe("a person's surfaces on the Worker (D1)", () => {
     expect((await ok<Array<{ id: string }>>(call("/keys", { headers: auth }))).map((k) => k.id)).toEqual([key.id]);
     await ok(call(`/keys/${key.id}`, { method: "DELETE", headers: auth }), 204);
 
-    expect(await ok<{ used: number }>(call("/credits", { headers: auth }))).toMatchObject({ used: 2 });
-    expect((await ok<{ days: Array<{ used: number }> }>(call("/usage", { headers: auth }))).days[0]!.used).toBe(2);
-    expect((await ok<{ items: Array<{ messageId: string }> }>(call("/usage/messages", { headers: auth }))).items.map((i) => i.messageId)).toEqual([
-      again.messageId,
-      reply.messageId,
-    ]);
+    // The OpenAI-compatible surface, charged like any message.
+    const completion = await ok<{ object: string; choices: Array<{ message: { content: string } }> }>(
+      call("/v1/chat/completions", json(auth, "POST", { model: "svc-70b", messages: [{ role: "user", content: "Thyme?" }] })),
+    );
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.choices[0]!.message.content).toBe("echo: Thyme?");
+
+    expect(await ok<{ used: number }>(call("/credits", { headers: auth }))).toMatchObject({ used: 3 });
+    expect((await ok<{ days: Array<{ used: number }> }>(call("/usage", { headers: auth }))).days[0]!.used).toBe(3);
+    const usage = await ok<{ items: Array<{ messageId: string | null }> }>(call("/usage/messages", { headers: auth }));
+    expect(usage.items.map((i) => i.messageId).slice(1)).toEqual([again.messageId, reply.messageId]);
     expect((await call(`/contexts/${reply.contextId}/export?format=markdown`, { headers: auth })).status).toBe(200);
 
     await ok(call(`/groups/${group.id}`, { method: "DELETE", headers: auth }), 204);
