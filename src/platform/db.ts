@@ -12,10 +12,18 @@ import * as schema from "../../schema/index";
 /**
  * The database as the services see it. D1 and libSQL speak the same SQLite dialect and
  * drizzle gives both the same query builder and `batch`, so one type serves both.
- * Services use `.returning()` rather than driver-specific run() results. `$client` is the
- * driver drizzle was given (drizzle's own public field), which `Batch` runs statements on.
+ * Services use `.returning()` rather than driver-specific run() results.
  */
-export type Db = LibSQLDatabase<typeof schema> & { $client: Client | D1Database };
+export type Db = LibSQLDatabase<typeof schema>;
+
+/**
+ * The driver drizzle was given: `$client`, drizzle's own public field on what drizzle()
+ * returns. Read here rather than added to Db's type: an intersection on Db made every
+ * query's type a quarter more work for the compiler (typecheck +4 s).
+ */
+function driverOf(db: Db): Client | D1Database {
+  return (db as Db & { $client: Client | D1Database }).$client;
+}
 
 export function dbFromLibsql(client: Client): Db {
   return drizzleLibsql(client, { schema, casing: "snake_case" });
@@ -129,7 +137,7 @@ export class Batch {
 
   async run(db: Db): Promise<Results> {
     const steps = this.#steps;
-    const rows = await runStatements(db.$client, steps);
+    const rows = await runStatements(driverOf(db), steps);
     const results = steps.map((s, i) => s.read(rows[i]!));
     return <R>(slot: Slot<R>) => results[slot.index] as R;
   }
