@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { createApp } from "./app";
 import { ConfigError, parseConfig, type Config } from "./platform/config";
 import { configuredAuthSource, type Runtime } from "./platform/deps";
+import { causeChain } from "./platform/errors";
 import { configuresAModel } from "./platform/models/catalog";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import { keepSearchIndexed } from "./jobs/search-index";
@@ -142,15 +143,9 @@ function logModels(runtime: Runtime, lookingForOllama: boolean, quiet = false) {
 }
 
 main().catch((err) => {
-  console.error(`the server could not start: ${causes(err)}`);
+  // With the causes: drizzle's "Failed query" hides the driver's reason.
+  const chain = causeChain(err);
+  const why = chain.length > 0 ? chain.map((e) => e.message).join("\n  because: ") : String(err);
+  console.error(`the server could not start: ${why}`);
   process.exit(1);
 });
-
-/** An error's message and those of its causes (drizzle wraps the driver's error in "Failed query: …"). */
-function causes(err: unknown): string {
-  const messages: string[] = [];
-  for (let e = err, depth = 0; e !== undefined && depth < 5; e = e instanceof Error ? e.cause : undefined, depth++) {
-    messages.push(e instanceof Error ? e.message : String(e));
-  }
-  return messages.join("\n  because: ");
-}

@@ -95,8 +95,7 @@ export function bind<R>(statement: Template, values: Record<string, unknown>, re
 export function step(query: ToSql): Step;
 export function step<R>(query: ToSql, read: (rows: Rows) => R): Step<R>;
 export function step<R>(query: ToSql, read?: (rows: Rows) => R): Step<R | undefined> {
-  const { sql, params } = query.toSQL();
-  return { sql, args: params, read: read ?? ignoreRows };
+  return bind(query.toSQL(), {}, read ?? ignoreRows);
 }
 
 /** A reader of every row, each made by `row` from its column values. */
@@ -129,10 +128,6 @@ export class Batch {
 
   add<R>(statement: Step<R>): Slot<R> {
     return { index: this.#steps.push(statement) - 1 };
-  }
-
-  get size(): number {
-    return this.#steps.length;
   }
 
   async run(db: Db): Promise<Results> {

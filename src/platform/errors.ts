@@ -68,3 +68,13 @@ export function excerpt(text: string): string {
     .join("");
   return chars.length > EXCERPT_CHARS ? `${escaped}…` : escaped;
 }
+
+/**
+ * An error and its causes, outermost first, at most five deep: libraries wrap the error
+ * that says what happened (drizzle's "Failed query" holds the driver's, with its code).
+ */
+export function causeChain(err: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let e = err; e instanceof Error && chain.length < 5; e = e.cause) chain.push(e);
+  return chain;
+}

@@ -277,7 +277,7 @@ export class Exchange {
         credits: model.credits,
       }),
     );
-    batch.add(step(timingStatement(db, timing)));
+    batch.add(timingStatement(db, timing));
     if (this.claim) batch.add(step(finishClaimStatement(db, this.claim, this.deps.now(), { status: 200, body: settlement.reply })));
     batch.add(hold.last);
     try {

@@ -1,5 +1,5 @@
 import { gte, lt, sql } from "drizzle-orm";
-import type { Db } from "../../platform/db";
+import { bind, perDb, template, type Db, type Step } from "../../platform/db";
 import { timeOrderedId } from "../../platform/encoding";
 import type { SpeedLabel } from "../../platform/models/catalog";
 import type { ModelRegistry } from "../../platform/models/registry";
@@ -31,9 +31,23 @@ export interface ExchangeTiming {
   outputTokens: number;
 }
 
-export function timingStatement(db: Db, timing: ExchangeTiming) {
-  return db.insert(modelTimings).values({ id: timeOrderedId("tim"), ...timing });
+/** The timing's row, for the batch that stores the exchange: on every message, so its statement is built once per handle. */
+export function timingStatement(db: Db, timing: ExchangeTiming): Step {
+  return bind(timingTemplate(db), { id: timeOrderedId("tim"), ...timing });
 }
+
+const timingTemplate = perDb((db) =>
+  template(
+    db.insert(modelTimings).values({
+      id: sql.placeholder("id"),
+      model: sql.placeholder("model"),
+      at: sql.placeholder("at"),
+      firstTokenMs: sql.placeholder("firstTokenMs"),
+      durationMs: sql.placeholder("durationMs"),
+      outputTokens: sql.placeholder("outputTokens"),
+    }),
+  ),
+);
 
 /** A model's measured speed: medians over its recent exchanges, null without data. */
 export interface MeasuredSpeed {

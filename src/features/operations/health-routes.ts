@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import { healthProbe } from "../../../schema/index";
+import { causeChain } from "../../platform/errors";
 import { ApiError } from "../../platform/http/errors";
 import { createRouter } from "../../platform/http/router";
 import { errorResponses } from "../../platform/http/error-responses";
@@ -39,7 +40,7 @@ export const healthRoutes = createRouter().openapi(health, async (c) => {
 
 /** What a failed write says of the storage, from the SQLite code in its causes (drizzle wraps the driver's error). */
 function whyUnwritable(err: unknown): string {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+  for (const e of causeChain(err)) {
     const code = String((e as { code?: unknown }).code ?? "");
     if (code === "SQLITE_FULL") return "the disk is full: writes fail until space is freed";
     if (code === "SQLITE_READONLY" || /read[- ]?only/i.test(e.message)) return "the database is read-only: writes fail";

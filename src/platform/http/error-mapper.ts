@@ -1,5 +1,5 @@
 import { HTTPException } from "hono/http-exception";
-import { DomainError, type ErrorKind } from "../errors";
+import { causeChain, DomainError, type ErrorKind } from "../errors";
 import { ApiError, type ErrorBody, type ErrorStatus } from "./errors";
 
 /** An error as the HTTP edge answers it, before a surface shapes its body. */
@@ -51,7 +51,7 @@ const GENERIC_CODE: Record<ErrorStatus, string> = {
  * the file system refused. None is the server's bug, and none saved anything.
  */
 function storageFault(err: unknown): HttpError | undefined {
-  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+  for (const e of causeChain(err)) {
     const code = (e as { code?: unknown }).code;
     if (code === "SQLITE_FULL") {
       return { status: 507, code: "storage_full", message: "the server's disk is full: nothing was saved; try again once the operator has freed space", headers: {}, field: null };
