@@ -5,11 +5,13 @@ import { ApiError, type ErrorStatus } from "../../platform/http/errors";
 import type { HttpError } from "../../platform/http/error-mapper";
 import { excerpt } from "../../platform/errors";
 import { describeZodError, fieldOf } from "../../platform/http/router";
-import { availableModels, knownModel, sendCompletion } from "./completions";
+import type { SSEMessage } from "hono/streaming";
+import { availableModels, completionExchange, knownModel, openCompletion, type Completion, type CompletionEvent, type CompletionMeta } from "./completions";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
-import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
-import { replyWith } from "./exchange-wire";
-import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages, toolingOf } from "./openai-wire";
+import { CreditReplyHeaders, IdempotencyHeaders } from "./chat-schemas";
+import { creditsAfter, creditsOf } from "./exchange";
+import { clientGone, setChargedHeaders, sseReply, streamError, untilDone } from "./exchange-wire";
+import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages, toolingOf, type ChatCompletionRequest } from "./openai-wire";
 import { jsonData, registerEventSchema, schemaRef, sseEvent } from "../../platform/http/event-stream";
 import { ChatCompletionChunkSchema } from "./openai-wire";
 
@@ -212,7 +214,8 @@ export const openAiRoutes = openAiRouter
   })
   .openapi(completionsRoute, async (c) => {
     const body = c.req.valid("json");
-    const turn = await sendCompletion(c.get("deps"), {
+    const deps = c.get("deps");
+    const opened = await openCompletion(deps, {
       principal: c.get("principal"),
       modelId: body.model,
       messages: toChatMessages(body.messages),
@@ -222,15 +225,57 @@ export const openAiRoutes = openAiRouter
       idempotencyKey: c.req.valid("header")["idempotency-key"],
       requestId: c.get("requestId"),
     });
-    const chunks = completionChunks(turn.meta, body.stream_options?.include_usage === true);
-    return replyWith(c, turn, body.stream === true, {
-      body: completionBody,
-      started: (model) => [chunks.start(model)],
-      delta: chunks.delta,
-      toolCall: chunks.toolCall,
-      done: chunks.end,
-      // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
-      error: (error) => ({ data: JSON.stringify(openAiError(error).body) }),
-    });
+    const stream = body.stream === true;
+    if (opened.kind === "replay") return replay(c, opened.completion, body);
+    const gone = clientGone(c);
+    const events = completionExchange(deps, opened, { signal: gone.signal, stream, options: { sampling: samplingOf(body), ...toolingOf(body) } });
+    if (!stream) {
+      const { completion } = await untilDone(events);
+      setChargedHeaders(c, completion.credits, completion.model);
+      return c.json(completionBody(completion), 200);
+    }
+    // The stream starts once the model has begun (a failure before is an ordinary error reply).
+    const first = await events.next();
+    const started = !first.done && first.value.type === "started" ? first.value.model : undefined;
+    setChargedHeaders(c, started ? creditsAfter(opened.exchange, started) : creditsOf(opened.exchange), started);
+    return sseReply(c, gone, completionEvents(c, first, events, opened.meta, body));
   })
   .all("/*", unknownPath);
+
+/** /v1's events: `chat.completion.chunk`s, then `[DONE]`; a failure after the start is an OpenAI error body. */
+async function* completionEvents(
+  c: Context<AppEnv>,
+  first: IteratorResult<CompletionEvent>,
+  events: AsyncGenerator<CompletionEvent>,
+  meta: CompletionMeta,
+  body: ChatCompletionRequest,
+): AsyncGenerator<SSEMessage, void, undefined> {
+  const chunks = completionChunks(meta, body.stream_options?.include_usage === true);
+  try {
+    for (let next = first; !next.done; next = await events.next()) {
+      const event = next.value;
+      if (event.type === "started") yield chunks.start(event.model);
+      else if (event.type === "delta") yield chunks.delta(event.text);
+      else if (event.type === "tool-call") yield chunks.toolCall(event.call);
+      else yield* chunks.end(event.completion);
+    }
+  } catch (err) {
+    // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
+    yield { data: JSON.stringify(openAiError(streamError(c, err)).body) };
+  } finally {
+    await events.return(undefined);
+  }
+}
+
+/** A retry with the same Idempotency-Key: the first completion again, uncharged, whole or as chunks. */
+function replay(c: Context<AppEnv>, completion: Completion, body: ChatCompletionRequest): Response {
+  c.header("Idempotent-Replayed", "true");
+  setChargedHeaders(c, completion.credits, completion.model);
+  if (body.stream !== true) return c.json(completionBody(completion), 200);
+  const chunks = completionChunks(completion, body.stream_options?.include_usage === true);
+  return sseReply(c, new AbortController(), (async function* () {
+    yield chunks.start(completion.model);
+    yield chunks.delta(completion.content);
+    yield* chunks.end(completion);
+  })());
+}
