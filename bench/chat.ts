@@ -94,7 +94,9 @@ const seedEnv = { ...config, MODELS: models(`${seedUpstream.baseUrl}`) };
 const seedRuntime = await benchRuntime(seedEnv);
 const counting = new CountingClient(seeded.client);
 const seedDb = dbFromLibsql(counting);
-const seedApp = createApp(() => ({ ...seedRuntime, db: seedDb }));
+// Work a reply leaves running (a new context's title), kept as the Node server keeps it.
+const background = new Set<Promise<unknown>>();
+const seedApp = createApp(() => ({ ...seedRuntime, db: seedDb, background: (work) => void background.add(work) }));
 
 async function call<T>(path: string, auth: Record<string, string>, body: Record<string, unknown>): Promise<T> {
   const res = await seedApp.request(path, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -143,6 +145,10 @@ for (const { key, context } of users) {
 // upstream notes the driver's count when the call reaches it.
 const probes: Array<{ before: number; after: number }> = [];
 let upstreamCalls = 0;
+seedUpstream.title = () => {
+  upstreamCalls++; // a title request
+  return "";
+};
 for (let i = 0; i < 20; i++) {
   const start = counting.trips;
   let before = -1;
@@ -152,6 +158,7 @@ for (let i = 0; i < 20; i++) {
   };
   await call("/chat/send", { "x-api-key": mixTokens[i]! }, JSON.parse(mixBodies[i]!));
   probes.push({ before, after: counting.trips - start - before });
+  await Promise.all(background); // a title request, if any, is counted as this message's
 }
 await seedUpstream.close();
 await seeded.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");

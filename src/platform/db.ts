@@ -2,6 +2,7 @@ import type { D1Database } from "@cloudflare/workers-types";
 import type { Client, InValue } from "@libsql/client";
 import { fillPlaceholders, type Query } from "drizzle-orm";
 import { drizzle as drizzleD1 } from "drizzle-orm/d1";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 // The `http` entry's drizzle() wraps whatever Client it is given (the Node thread client
 // too); it is the entry that does not import @libsql/client's WebSocket transport, which
 // the Worker never uses and would otherwise carry (4 KiB gzipped).
@@ -10,11 +11,11 @@ import type { LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "../../schema/index";
 
 /**
- * The database as the services see it. D1 and libSQL speak the same SQLite dialect and
- * drizzle gives both the same query builder and `batch`, so one type serves both.
- * Services use `.returning()` rather than driver-specific run() results.
+ * The database as the services see it: what drizzle's libSQL and D1 databases have in
+ * common, the SQLite query builder (its run() results typed as unknown: they differ by
+ * driver) and `batch`. Services use `.returning()` rather than run() results.
  */
-export type Db = LibSQLDatabase<typeof schema>;
+export type Db = BaseSQLiteDatabase<"async", unknown, typeof schema> & Pick<LibSQLDatabase<typeof schema>, "batch">;
 
 /**
  * The driver drizzle was given: `$client`, drizzle's own public field on what drizzle()
@@ -25,12 +26,15 @@ function driverOf(db: Db): Client | D1Database {
   return (db as Db & { $client: Client | D1Database }).$client;
 }
 
-export function dbFromLibsql(client: Client): Db {
+/** A libSQL client as drizzle's libSQL database (a Db, which the migrator also takes). */
+export function dbFromLibsql(client: Client): LibSQLDatabase<typeof schema> {
   return drizzleLibsql(client, { schema, casing: "snake_case" });
 }
 
 export function dbFromD1(binding: D1Database): Db {
-  return drizzleD1(binding as never, { schema, casing: "snake_case" }) as unknown as Db;
+  // @cloudflare/workers-types' D1Database and the one drizzle's d1 driver declares are the
+  // same binding described by two packages.
+  return drizzleD1(binding as Parameters<typeof drizzleD1>[0], { schema, casing: "snake_case" });
 }
 
 /**

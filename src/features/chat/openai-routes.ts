@@ -1,6 +1,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/deps";
+import { OPENAI_BY_STATUS, openAiShapeOf } from "../../platform/error-codes";
 import { ApiError, type ErrorStatus } from "../../platform/http/errors";
 import type { HttpError } from "../../platform/http/error-mapper";
 import { excerpt } from "../../platform/errors";
@@ -29,47 +30,18 @@ export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-/**
- * OpenAI's `type` and default `code` by status. The `openai` SDK picks its error class by
- * status alone (400 BadRequestError, 401 AuthenticationError, 403 PermissionDeniedError,
- * 404 NotFoundError, 409 ConflictError, 422 UnprocessableEntityError, 429 RateLimitError,
- * 5xx InternalServerError, anything else the base APIError), so the statuses are the
- * service's own; 402 stays 402 (an APIError whose code is `insufficient_quota`), which
- * the SDK, unlike a 429, does not retry.
- */
-const kinds: Record<number, { type: string; code: string | null }> = {
-  400: { type: "invalid_request_error", code: null },
-  401: { type: "authentication_error", code: "invalid_api_key" },
-  402: { type: "insufficient_quota", code: "insufficient_quota" },
-  403: { type: "permission_error", code: null },
-  404: { type: "not_found_error", code: null },
-  409: { type: "invalid_request_error", code: "idempotency_key_in_use" },
-  413: { type: "invalid_request_error", code: "request_too_large" },
-  415: { type: "invalid_request_error", code: "unsupported_media_type" },
-  422: { type: "invalid_request_error", code: "idempotency_key_reused" },
-  429: { type: "rate_limit_error", code: "rate_limit_exceeded" },
-  500: { type: "api_error", code: "internal_error" },
-  502: { type: "api_error", code: "upstream_error" },
-  503: { type: "api_error", code: "model_not_available" },
-  504: { type: "api_error", code: "upstream_timeout" },
-};
-
-/** The service's codes that OpenAI's clients know by the same name, kept as they are. */
-const OPENAI_CODES = new Set(["model_not_found", "context_not_found", "unknown_url"]);
-
 /** Request fields by their OpenAI name. */
 const PARAMS: Record<string, string> = { contextId: "context_id" };
 
 /**
- * An error as /v1 answers it: OpenAI's body, and OpenAI's status where it differs from the
- * service's (an unknown model is OpenAI's 404, where POST /chat/send answers 400).
+ * An error as /v1 answers it: OpenAI's body, and OpenAI's status and codes where the list
+ * of codes says they differ (an unknown model is OpenAI's 404, where POST /chat/send
+ * answers 400).
  */
 export function openAiError(error: HttpError): { status: ErrorStatus; body: OpenAiErrorBody } {
-  const status = error.code === "model_not_found" ? 404 : error.status;
-  const kind = kinds[status] ?? { type: status >= 500 ? "api_error" : "invalid_request_error", code: null };
+  const shape = openAiShapeOf(error.code, error.status);
   const param = error.field === null ? null : (PARAMS[error.field] ?? error.field);
-  const code = OPENAI_CODES.has(error.code) ? error.code : kind.code;
-  return { status, body: { error: { message: error.message, type: kind.type, param, code } } };
+  return { status: shape.status, body: { error: { message: error.message, type: shape.type, param, code: shape.code } } };
 }
 
 const OpenAiErrorSchema = z
@@ -85,7 +57,7 @@ const OpenAiErrorSchema = z
 
 function openAiErrorResponses(...statuses: number[]) {
   return Object.fromEntries(
-    statuses.map((s) => [s, { description: `OpenAI error (${kinds[s]?.type ?? "error"})`, content: { "application/json": { schema: OpenAiErrorSchema } } }]),
+    statuses.map((s) => [s, { description: `OpenAI error (${OPENAI_BY_STATUS[s as ErrorStatus]?.type ?? "error"})`, content: { "application/json": { schema: OpenAiErrorSchema } } }]),
   ) as Record<number, { description: string; content: { "application/json": { schema: typeof OpenAiErrorSchema } } }>;
 }
 
@@ -95,7 +67,7 @@ function createOpenAiRouter() {
     defaultHook: (result) => {
       if (!result.success) {
         const where = result.target === "json" ? "request body" : result.target;
-        throw new ApiError(400, describeZodError(result.error, where), { field: fieldOf(result.error) });
+        throw new ApiError("invalid_request", describeZodError(result.error, where), { field: fieldOf(result.error) });
       }
     },
   });
@@ -189,9 +161,8 @@ const completionsRoute = authenticatedRoute({
 
 const unknownPath = (c: Context<AppEnv>): never => {
   throw new ApiError(
-    404,
+    "unknown_url",
     `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}; this surface serves GET /v1/models and POST /v1/chat/completions`,
-    { code: "unknown_url" },
   );
 };
 
@@ -205,8 +176,8 @@ export const openAiRoutes = openAiRouter
     const { model: id } = c.req.valid("param");
     const model = knownModel(c.get("deps").models, id);
     if (!model.available) {
-      throw new ApiError(404, `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, {
-        code: "model_not_found",
+      throw new ApiError("model_not_found", `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, {
+        
         field: "model",
       });
     }

@@ -2,6 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { Batch, bind, perDb, template, type Results, type Step } from "../../platform/db";
 import { randomId, sha256Hex, timeOrderedId } from "../../platform/encoding";
+import { statusOf } from "../../platform/error-codes";
 import { excerpt, type DomainError } from "../../platform/errors";
 import type { ChatMessage } from "../../platform/models/adapter";
 import { contexts, messages } from "../../../schema/index";
@@ -116,7 +117,7 @@ export async function openMessage(deps: ChatDeps, input: OpenMessageInput): Prom
   });
   if (opened.kind === "replay") return { kind: "replay", body: opened.body };
   const found = reads?.(opened.results);
-  if (opened.kind === "refused") throw (opened.error.kind === "quota" && found && refusalOf(turn, contextId, found)) || opened.error;
+  if (opened.kind === "refused") throw (statusOf(opened.error.code) === 402 && found && refusalOf(turn, contextId, found)) || opened.error;
 
   const branch = found?.branch ?? [];
   const [parentId, message, previous] =

@@ -241,8 +241,8 @@ const deleteRoute = authenticatedRoute({
   responses: { 204: { description: "Deleted" } },
 }, { errors: [404] });
 
-const contextNotFound = (id: string) => new ApiError(404, `context ${excerpt(id)} not found`, { code: "context_not_found" });
-const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found; list your groups with GET /groups`, { code: "group_not_found" });
+const contextNotFound = (id: string) => new ApiError("context_not_found", `context ${excerpt(id)} not found`);
+const groupNotFound = (id: string) => new ApiError("group_not_found", `group ${excerpt(id)} not found; list your groups with GET /groups`);
 
 // /contexts/search is registered before /contexts/{id}, which would otherwise take it.
 export const contextRoutes = createRouter()
@@ -272,7 +272,7 @@ export const contextRoutes = createRouter()
     if (result.found) return c.json(result.context, 200);
     if (result.missing === "context") throw contextNotFound(id);
     if (result.missing === "leaf") throw new MessageNotFound(leaf!, id, "leaf");
-    throw new ApiError(400, `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
+    throw new ApiError("invalid_request", `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
   })
   .openapi(patchRoute, async (c) => {
     const { db, now } = c.get("deps");

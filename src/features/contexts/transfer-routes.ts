@@ -144,14 +144,14 @@ const importRoute = authenticatedRoute(
  */
 function limitImportBody() {
   const tooLarge = (): never => {
-    throw new ApiError(413, `the file is over the ${IMPORT_LIMITS.bytes / MIB} MiB an import may be; split it and import the parts`, {
+    throw new ApiError("body_too_large", `the file is over the ${IMPORT_LIMITS.bytes / MIB} MiB an import may be; split it and import the parts`, {
       headers: { Connection: "close" },
     });
   };
   const limit = bodyLimit({ maxSize: IMPORT_LIMITS.bytes, onError: tooLarge });
   return createMiddleware<AppEnv>(async (c, next) => {
     const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
-    if (!/^application\/([\w.+-]+\+)?json$/i.test(type)) throw new ApiError(415, "send the file as JSON, with 'Content-Type: application/json'");
+    if (!/^application\/([\w.+-]+\+)?json$/i.test(type)) throw new ApiError("unsupported_media_type", "send the file as JSON, with 'Content-Type: application/json'");
     await limit(c, next);
   });
 }
@@ -163,13 +163,13 @@ async function readFile(c: Context<AppEnv>): Promise<unknown> {
   try {
     text = strictUtf8.decode(await c.req.arrayBuffer());
   } catch {
-    throw new ApiError(400, "the file is not valid UTF-8 text");
+    throw new ApiError("invalid_request", "the file is not valid UTF-8 text");
   }
   try {
     return JSON.parse(text);
   } catch (err) {
     const detail = err instanceof Error ? err.message.replace(/\s+/g, " ").slice(0, 120) : "";
-    throw new ApiError(400, `the file is not valid JSON${detail ? ` (${detail})` : ""}`, { code: "import_invalid" });
+    throw new ApiError("import_invalid", `the file is not valid JSON${detail ? ` (${detail})` : ""}`);
   }
 }
 
