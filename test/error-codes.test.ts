@@ -109,7 +109,7 @@ describe("the list of error codes", () => {
       if (cells.length < 4 || !cells[1]!.startsWith("`")) continue;
       const names = [...cells[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
       const statuses = [...cells[2]!.replace(/\(.*\)/, "").matchAll(/\d{3}/g)].map((m) => Number(m[0]));
-      names.forEach((name, i) => codes.set(name, statuses.length === names.length ? statuses[i]! : statuses[0]!));
+      for (const [i, name] of names.entries()) codes.set(name, statuses.length === names.length ? statuses[i]! : statuses[0]!);
     }
     for (const m of section.matchAll(/`([a-z_]+)` \((\d{3})\)/g)) codes.set(m[1]!, Number(m[2]));
     return codes;
