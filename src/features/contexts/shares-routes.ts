@@ -4,7 +4,7 @@ import type { AppEnv } from "../../platform/deps";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
-import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, type ShareView } from "./shares";
+import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, shareUrl, type ShareView } from "./shares";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
 import { Id, serviceId } from "../../platform/http/service-id";
@@ -129,15 +129,10 @@ const sharedRoute = createRoute({
  * PUBLIC_BASE_URL when configured, else on the origin the entry vouches for (never the Host
  * header a caller sends to the Node server).
  */
-export function linkFor(c: Context<AppEnv>, token: string): string {
-  const { config, baseUrl } = c.get("deps");
-  const base = config.PUBLIC_BASE_URL ?? baseUrl ?? `http://localhost:${config.PORT}`;
-  return `${base.replace(/\/+$/, "")}/s/${token}`;
-}
 
 const withUrl = (c: Context<AppEnv>, share: ShareView) => ({
   token: share.token,
-  url: linkFor(c, share.token),
+  url: shareUrl(c.get("deps"), share.token),
   createdAt: share.createdAt,
   expiresAt: share.expiresAt,
 });

@@ -7,12 +7,12 @@ import { ApiError } from "../../platform/http/errors";
 import { createRouter } from "../../platform/http/router";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { Id } from "../../platform/http/service-id";
-import { ContextSchema } from "./contexts-routes";
+import { ContextSchema } from "./context-schema";
 import { defaultModelOf } from "../account/profile";
 import { EXPORT_FORMAT, EXPORT_VERSION, exportAccount, exportContext, exportMarkdown, type ExportDocument } from "./exports";
 import { IMPORT_LIMITS } from "./imported-contexts";
 import { importContexts, readImport } from "./imports";
-import { linkFor } from "./shares-routes";
+import { shareUrl } from "./shares";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 const MIB = 1024 * 1024;
@@ -183,7 +183,7 @@ const attachment = (name: string) => ({ "Content-Disposition": `attachment; file
 
 /** The live links of an account export, with the URL each opens. */
 function withLinks(c: Context<AppEnv>, { shares, ...document }: ExportDocument) {
-  return { ...document, shares: (shares ?? []).map((s) => ({ ...s, url: linkFor(c, s.token) })) };
+  return { ...document, shares: (shares ?? []).map((s) => ({ ...s, url: shareUrl(c.get("deps"), s.token) })) };
 }
 
 /** Registered before the app's JSON body parser, which the import's larger body must not meet. */
