@@ -3,6 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { usageEvents } from "../schema/index";
 import { userIdFor } from "../src/platform/auth/identity";
 import { TITLE_INSTRUCTIONS } from "../src/features/chat/titles";
+import { parseConfig } from "../src/platform/config";
+import { createRuntime } from "../src/platform/deps";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
@@ -347,6 +349,11 @@ describe("titles, where they are seen and at the operator's price", () => {
     } finally {
       await titled.close();
     }
+  });
+
+  it("refuse to start with a TITLE_MODEL that is not in the catalog, naming the variable", async () => {
+    const config = parseConfig({ AUTH_HS256_SECRET: "x".repeat(32), SVC_MODEL_BASE_URL: up.baseUrl, TITLE_MODEL: "no-such-model" });
+    await expect(createRuntime(config)).rejects.toThrow(/TITLE_MODEL: no model 'no-such-model' in the catalog; one of .*svc-70b/);
   });
 
   it("are never asked with TITLES=off", async () => {
