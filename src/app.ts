@@ -101,7 +101,7 @@ export function createApp(resolveDeps: DepsResolver) {
     if (file) return file;
     const page = await serveClientPage(c, apiSegments);
     if (page) return page;
-    throw new ApiError(404, `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}`);
+    throw new ApiError("not_found", `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}`);
   });
   app.onError((err, c) => {
     const requestId = c.get("requestId");
@@ -208,7 +208,7 @@ function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: 
     const methods = literal!.get(path) ?? new Set(patterns.filter((p) => p.pattern.test(path)).flatMap((p) => [...p.methods]));
     if (methods.size > 0 && !methods.has(c.req.method)) {
       const allow = [...methods].join(", ");
-      throw new ApiError(405, `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { headers: { Allow: allow } });
+      throw new ApiError("method_not_allowed", `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { headers: { Allow: allow } });
     }
   };
 }
@@ -225,7 +225,5 @@ function refuseWritesToALostFile(c: Context<AppEnv>) {
   const problem = c.get("deps").databaseFileProblem?.();
   if (!problem) return;
   c.get("deps").log.error("write refused: database file", { requestId: c.get("requestId"), problem });
-  throw new ApiError(503, "the server's database file was deleted or replaced while it ran: nothing was saved; the operator must restart the server", {
-    code: "database_file_lost",
-  });
+  throw new ApiError("database_file_lost", "the server's database file was deleted or replaced while it ran: nothing was saved; the operator must restart the server");
 }

@@ -42,15 +42,20 @@ function runtimeFor(env: Env): Promise<Runtime> {
   return runtime;
 }
 
-// One drizzle handle per D1 binding: the binding is the same object for every request of
-// the isolate, and a handle holds no I/O of its own, so statements prepared per handle
-// (src/platform/db.ts perDb) are built once per isolate rather than once per request.
+// One drizzle handle per isolate for each database: statements prepared per handle
+// (src/platform/db.ts perDb) are built once per isolate rather than once per request. A D1
+// binding is the same object for every request of the isolate; libSQL's HTTP client holds
+// no connection of its own (each call is a fetch made within the request that calls it),
+// so one client per URL serves every request too.
 const d1Handles = new WeakMap<D1Database, Db>();
+let libsql: { url: string; db: Db } | undefined;
 
 /** libSQL (Turso) when DATABASE_URL is set; otherwise the D1 binding, as in `wrangler dev`. */
 function databaseFor(env: Env, rt: Runtime): Db {
-  if (rt.config.DATABASE_URL) {
-    return dbFromLibsql(createClient({ url: rt.config.DATABASE_URL, authToken: rt.config.DATABASE_AUTH_TOKEN }));
+  const url = rt.config.DATABASE_URL;
+  if (url) {
+    if (libsql?.url !== url) libsql = { url, db: dbFromLibsql(createClient({ url, authToken: rt.config.DATABASE_AUTH_TOKEN })) };
+    return libsql.db;
   }
   if (env.DB) {
     let db = d1Handles.get(env.DB);
@@ -96,10 +101,8 @@ const app = createApp(async (c) => {
   let deps = byOrigin.get(origin);
   if (!deps) {
     deps = { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), baseUrl: origin };
-    // A libSQL client is opened per request (Workers forbid sharing I/O objects between
-    // requests), so only D1's handle, which holds none, is kept. Origins are few; a
-    // stranger mix is simply not kept past a handful.
-    if (!rt.config.DATABASE_URL && byOrigin.size < 16) byOrigin.set(origin, deps);
+    // Origins are few; a stranger mix is simply not kept past a handful.
+    if (byOrigin.size < 16) byOrigin.set(origin, deps);
   }
   return deps;
 });

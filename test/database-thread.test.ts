@@ -157,7 +157,10 @@ describe("the thread's native statements", () => {
     const prepared: string[] = [];
     // The connection as nativeStatements uses it, with each statement it prepares written down.
     const watched = {
-      prepare: (sql: string) => (prepared.push(sql), connection.prepare(sql)),
+      prepare: (sql: string) => {
+        prepared.push(sql);
+        return connection.prepare(sql);
+      },
       exec: (sql: string) => connection.exec(sql),
       get inTransaction() {
         return connection.inTransaction;

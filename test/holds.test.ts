@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { creditHolds, idempotencyKeys, messages, usageEvents } from "../schema/index";
 import { userIdFor } from "../src/platform/auth/identity";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
-import { openChat, type ChatOpening } from "../src/features/chat/send";
+import { chatExchange, openMessage, type ReadyMessage } from "../src/features/chat/send";
 import { HOLD_MARGIN_MS } from "../src/features/chat/holds";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
@@ -41,15 +41,19 @@ function userIdOf(token: string): Promise<string> {
 async function dieMidExchange(token: string, message: string, idempotencyKey?: string) {
   expect((await h.request("/me", { token })).status).toBe(200); // the user exists, as after any sign-in
   const userId = await userIdOf(token);
-  const opening = await openChat(h.deps, { principal: { via: "api-key", userId, keyId: "crashed" }, message, idempotencyKey, requestId: "req-crashed" });
+  const opening = await openMessage(h.deps, {
+    principal: { via: "api-key", userId, keyId: "crashed" },
+    turn: { kind: "send", message },
+    idempotency: idempotencyKey ? { key: idempotencyKey } : undefined,
+    requestId: "req-crashed",
+  });
   if (opening.kind !== "ready") throw new Error("expected a charged exchange");
   return opening;
 }
 
 /** Runs an opened exchange to its end, as its route would. */
-async function runToEnd(opening: Extract<ChatOpening, { kind: "ready" }>) {
-  const { exchange, prompt, settle, explainStoreFailure } = opening;
-  for await (const _event of exchange.run({ prompt, signal: new AbortController().signal, stream: false, settle, explainStoreFailure })) {
+async function runToEnd(opening: ReadyMessage) {
+  for await (const _event of chatExchange(h.deps, opening, { signal: new AbortController().signal, stream: false })) {
     // the events themselves are the route's business
   }
 }
@@ -204,10 +208,10 @@ describe("credit holds", () => {
 
   it("releases the hold when the caller stops reading the reply partway", async () => {
     const token = await h.signIn("hold-stop-reading");
-    const { exchange, prompt, settle } = await dieMidExchange(token, "one two three four five");
+    const opening = await dieMidExchange(token, "one two three four five");
     up.reply = () => "one two three four five";
     const seen: string[] = [];
-    for await (const event of exchange.run({ prompt, signal: new AbortController().signal, stream: true, settle })) {
+    for await (const event of chatExchange(h.deps, opening, { signal: new AbortController().signal, stream: true })) {
       seen.push(event.type);
       if (event.type === "delta") break;
     }
@@ -219,7 +223,11 @@ describe("credit holds", () => {
     const token = await h.signIn("hold-context-gone");
     const first = (await (await send(token, { message: "start a context" })).json()) as { contextId: string };
     const userId = await userIdOf(token);
-    const opening = await openChat(h.deps, { principal: { via: "api-key", userId, keyId: "k" }, message: "and more", contextId: first.contextId, requestId: "req-gone" });
+    const opening = await openMessage(h.deps, {
+      principal: { via: "api-key", userId, keyId: "k" },
+      turn: { kind: "send", message: "and more", contextId: first.contextId },
+      requestId: "req-gone",
+    });
     if (opening.kind !== "ready") throw new Error("expected a charged exchange");
     expect((await h.request(`/contexts/${first.contextId}`, { method: "DELETE", token })).status).toBe(204);
     await expect(runToEnd(opening)).rejects.toMatchObject({ code: "context_not_found", message: expect.stringMatching(/deleted while the model was answering; nothing was charged/) });

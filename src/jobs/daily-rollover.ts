@@ -33,7 +33,7 @@ export interface RolloverResult {
   expiredShares: number;
   /** Credit holds of exchanges whose process died, refunded to the day they were charged on. */
   releasedHolds: number;
-  /** Search entries that were still waiting to be indexed (see services/search.ts). */
+  /** Search entries that were still waiting to be indexed (see src/features/contexts/search.ts). */
   indexedSearchEntries: number;
   /** Models' exchange timings past the measured window (src/features/chat/model-speed.ts). */
   prunedModelTimings: number;
@@ -56,7 +56,7 @@ export interface RolloverResult {
  * expired idempotency records and the snapshots of expired share links are pruned. Every step is a delete by a threshold
  * computed from `scheduledTime` (not the wall clock), and today's row is never touched:
  * running it twice, late, or after missed days changes nothing that is already right.
- * First, though, it releases abandoned credit holds (services/holds.ts): those are stale
+ * First, though, it releases abandoned credit holds (src/features/chat/holds.ts): those are stale
  * by the wall clock, whenever the job runs, and their refunds must land before empty
  * days are closed.
  */

@@ -115,6 +115,11 @@ const ConfigSchema = z.object({
   SVC_MODEL_API_KEY: optionalText,
   SVC_MODEL_UPSTREAM: optionalText.transform((v) => v ?? "llama-3.3-70b"),
   MODEL_TIMEOUT_MS: positiveInt(60_000),
+  // A new context's title, asked of a model once its first reply is stored: `on` where people
+  // see it (sign-ins, not API keys), `all` (API keys too), or `off`; TITLE_MODEL names the
+  // model asked (a catalog id), else the one that answered.
+  TITLES: z.enum(["on", "all", "off"], { error: "must be on, all or off" }).default("on"),
+  TITLE_MODEL: optionalText,
   // svc-70b on Workers when SVC_MODEL_BASE_URL is unset and the AI binding is bound.
   SVC_MODEL_WORKERS_AI: optionalText.transform((v) => v ?? "@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
   // Third-party providers: each is enabled by its key (or, for local servers, its base URL).

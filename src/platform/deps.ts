@@ -140,6 +140,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     );
   }
   const log = options.log ?? createLogger(config.LOG_LEVEL);
+  const models = createModelRegistry(config, {
+    workersAi: options.workersAi,
+    fetch: options.upstreamFetch,
+    localOllama: options.localOllama,
+    log,
+    now: options.now && (() => options.now!().getTime()),
+  });
+  requireTitleModel(config, models);
   return {
     localLogin: localKey && ((name) => signLocalToken(localKey, name)),
     config,
@@ -151,13 +159,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       audience: config.AUTH_OIDC_AUDIENCE ?? config.AUTH_AUDIENCE,
       keysMaxAgeMs: config.AUTH_KEYS_MAX_AGE_SECONDS * 1000,
     }),
-    models: createModelRegistry(config, {
-      workersAi: options.workersAi,
-      fetch: options.upstreamFetch,
-      localOllama: options.localOllama,
-      log,
-      now: options.now && (() => options.now!().getTime()),
-    }),
+    models,
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
     authFailureLimiter:
       config.AUTH_FAILURES_PER_MINUTE === 0
@@ -173,4 +175,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 function sessionTokensFor(config: Config, options: RuntimeOptions): Promise<SessionTokens> | undefined {
   const key = config.SESSION_SIGNING_KEY ?? options.sessionKey;
   return key === undefined ? undefined : createSessionTokens(key);
+}
+
+/** TITLE_MODEL names a model of the catalog (checked at start, unless providers' lists are only known later). */
+function requireTitleModel(config: Config, models: ModelRegistry): void {
+  const id = config.TITLE_MODEL;
+  if (id === undefined || models.discovers || models.get(id)) return;
+  throw new Error(`invalid configuration: TITLE_MODEL: no model '${id}' in the catalog; one of ${models.list().map((m) => m.id).join(", ")}`);
 }

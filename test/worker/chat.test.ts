@@ -5,7 +5,8 @@ import { userIdFor } from "../../src/platform/auth/identity";
 import { parseConfig } from "../../src/platform/config";
 import { dbFromD1 } from "../../src/platform/db";
 import { createRuntime } from "../../src/platform/deps";
-import { openChat } from "../../src/features/chat/send";
+import { chatExchange, openMessage } from "../../src/features/chat/send";
+import { creditsOf } from "../../src/features/chat/exchange";
 import worker from "../../src/worker";
 import { call, signIn } from "./support";
 
@@ -137,12 +138,11 @@ describe("chat in workerd over D1", () => {
     const runtime = await createRuntime(parseConfig({ ...(env as object), MODEL_TIMEOUT_MS: "500" } as never), { now });
     const deps = { ...runtime, db: dbFromD1(env.DB), now };
     const principal = { via: "api-key" as const, userId: await userIdFor(env.AUTH_ISSUER, `user:${name}`), keyId: "long" };
-    const opening = await openChat(deps, { principal, message: "(slow) a long story", requestId: "req-long" });
+    const opening = await openMessage(deps, { principal, turn: { kind: "send", message: "(slow) a long story" }, requestId: "req-long" });
     if (opening.kind !== "ready") throw new Error("expected a charged exchange");
-    const { exchange, prompt, settle, explainStoreFailure } = opening;
     const finished = (async () => {
       let last: { type: string } | undefined;
-      for await (const event of exchange.run({ prompt, signal: new AbortController().signal, stream: true, settle, explainStoreFailure })) last = event;
+      for await (const event of chatExchange(deps, opening, { signal: new AbortController().signal, stream: true })) last = event;
       return last;
     })();
     await new Promise((r) => setTimeout(r, 1300));
@@ -151,11 +151,11 @@ describe("chat in workerd over D1", () => {
 
     // The next message's opening batch (on the same clock and timeout) releases abandoned
     // holds: not this one, which is still charged.
-    const next = await openChat(deps, { principal, message: "meanwhile", requestId: "req-meanwhile" });
+    const next = await openMessage(deps, { principal, turn: { kind: "send", message: "meanwhile" }, requestId: "req-meanwhile" });
     if (next.kind !== "ready") throw new Error("expected a charged exchange");
-    expect(next.exchange.credits).toMatchObject({ used: 2 });
+    expect(creditsOf(next.exchange)).toMatchObject({ used: 2 });
     expect(await holdsOf(name)).toBe(2);
-    for await (const _event of next.exchange.run({ prompt: next.prompt, signal: new AbortController().signal, stream: false, settle: next.settle, explainStoreFailure: next.explainStoreFailure })) {
+    for await (const _event of chatExchange(deps, next, { signal: new AbortController().signal, stream: false })) {
       // run to its end
     }
 
@@ -189,9 +189,9 @@ async function dieMidExchange(name: string, auth: Record<string, string>, messag
   const runtime = await createRuntime(parseConfig(env as never));
   const tenMinutesAgo = new Date(Date.now() - 10 * 60_000);
   const userId = await userIdFor(env.AUTH_ISSUER, `user:${name}`);
-  const opening = await openChat(
+  const opening = await openMessage(
     { ...runtime, db: dbFromD1(env.DB), now: () => tenMinutesAgo },
-    { principal: { via: "api-key", userId, keyId: "died" }, message, idempotencyKey, requestId: "req-died" },
+    { principal: { via: "api-key", userId, keyId: "died" }, turn: { kind: "send", message }, idempotency: idempotencyKey ? { key: idempotencyKey } : undefined, requestId: "req-died" },
   );
   expect(opening.kind).toBe("ready");
 }

@@ -3,6 +3,7 @@ import type { SSEMessage } from "hono/streaming";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { excerpt } from "../../platform/errors";
 import type { ChatMessage, ContentPart, ModelTooling, Sampling, ToolCallDelta } from "../../platform/models/adapter";
+import { MAX_MESSAGE_CHARS } from "./chat-schemas";
 import type { Completion, CompletionMeta } from "./completions";
 
 // ---------------------------------------------------------------------------------------
@@ -10,9 +11,6 @@ import type { Completion, CompletionMeta } from "./completions";
 // which is also the OpenAPI document), and the reply and its chunks, typed by the
 // `openai` package (types only). See docs/openai-compatible.md.
 // ---------------------------------------------------------------------------------------
-
-/** The longest new message a context takes, as on POST /chat/send. */
-const MAX_MESSAGE_CHARS = 32_000;
 
 /** A bound on max_tokens that no model comes near; the model's own limit applies below it. */
 const MAX_REPLY_TOKENS = 1_000_000;
@@ -235,7 +233,7 @@ export const ChatCompletionRequestSchema = z
   })
   .openapi("ChatCompletionRequest");
 
-type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 type WireMessage = z.infer<typeof MessageSchema>;
 
 function textOfContent(content: WireMessage["content"]): string {

@@ -43,7 +43,7 @@ export interface ImportedContext {
 /** The file cannot be imported; the message says where and why. */
 export class ImportInvalid extends DomainError {
   constructor(path: string, problem: string) {
-    super("invalid", "import_invalid", `cannot import this file: ${path ? `${path}: ` : ""}${problem}; nothing was imported`);
+    super("import_invalid", `cannot import this file: ${path ? `${path}: ` : ""}${problem}; nothing was imported`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../platform/db";
+import { hex } from "../../platform/encoding";
 import { contexts } from "../../../schema/index";
 
 // The search tables live in migrations/ (0002_search_owner.sql, 0004_search_pending.sql),
@@ -64,8 +65,7 @@ const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
  * 'u' || lower(hex(user_id)) || '0' (hex of the UTF-8 bytes).
  */
 export function ownerKey(userId: string): string {
-  const hex = Array.from(new TextEncoder().encode(userId), (b) => b.toString(16).padStart(2, "0")).join("");
-  return `u${hex}0`;
+  return `u${hex(new TextEncoder().encode(userId))}0`;
 }
 
 /**

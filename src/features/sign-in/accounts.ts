@@ -94,7 +94,6 @@ export async function addSignInMethod(
   if (row?.userId === userId) return { method: toSignInMethod(row), created: false };
   const inUse = () =>
     new DomainError(
-      "conflict",
       "identity_in_use",
       `${identity.method === "wallet" ? `the wallet ${identity.label}` : `this ${identity.method === "local" ? "name" : "identity provider account"}`} already signs in to another account: sign in with it and remove it there first, or use another`,
     );
@@ -137,11 +136,11 @@ export async function removeSignInMethod(
   const target = rows.find((r) => r.id === identityId);
   if (!target) {
     const named = /^idn_[A-Za-z0-9_-]{22}$/.test(identityId) ? ` ${identityId}` : "";
-    throw new DomainError("not-found", "identity_not_found", `no such sign-in method${named} on this account`);
+    throw new DomainError("identity_not_found", `no such sign-in method${named} on this account`);
   }
   const others = rows.filter((r) => r.id !== identityId);
   const lastOne = () =>
-    new DomainError("conflict", "last_sign_in_method", "this is the account's only sign-in method: add another before removing it");
+    new DomainError("last_sign_in_method", "this is the account's only sign-in method: add another before removing it");
   if (others.length === 0) throw lastOne();
 
   // Each statement is guarded in SQL too, and the guard is read before the change (the

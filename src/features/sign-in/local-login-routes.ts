@@ -10,7 +10,7 @@ import { withJsonBody } from "../../platform/http/json-body-route";
 // Before the body is validated: outside local login the endpoint does not exist at all, as
 // docs/api.md says (the ordinary 404, not a 403 or a 400 about the body).
 const onlyInLocalLogin = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.get("deps").localLogin) throw new ApiError(404, `no such endpoint: ${c.req.method} ${c.req.path}`);
+  if (!c.get("deps").localLogin) throw new ApiError("not_found", `no such endpoint: ${c.req.method} ${c.req.path}`);
   await next();
 });
 

@@ -1,3 +1,4 @@
+import { statusOf } from "../../platform/error-codes";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
@@ -92,9 +93,7 @@ const sessionReply = { description: "The session's access token, and its refresh
 /** The session keys, or a 503 saying what to configure (a Worker deployed without them). */
 function sessionTokensOf(deps: Deps): SessionTokens {
   if (!deps.sessionTokens) {
-    throw new ApiError(503, "sign-in sessions are not configured on this server: set SESSION_SIGNING_KEY (npm run session-key prints one)", {
-      code: "sessions_not_configured",
-    });
+    throw new ApiError("sessions_not_configured", "sign-in sessions are not configured on this server: set SESSION_SIGNING_KEY (npm run session-key prints one)");
   }
   return deps.sessionTokens;
 }
@@ -130,11 +129,10 @@ const sameOriginOnly = createMiddleware<AppEnv>(async (c, next) => {
   const expected = publicOrigin(c.get("deps"));
   if (origin !== expected) {
     throw new ApiError(
-      403,
+      "origin_not_allowed",
       origin === undefined
         ? `this request must come from this service's own web page (an Origin header of ${expected})`
         : `requests from ${excerpt(origin)} may not use this service's session cookie; only ${expected} may`,
-      { code: "origin_not_allowed" },
     );
   }
   await next();
@@ -145,7 +143,7 @@ async function counted<T>(c: Context<AppEnv>, check: () => Promise<T>): Promise<
   try {
     return await check();
   } catch (err) {
-    if (err instanceof DomainError && err.kind === "unauthenticated") await countFailedAuthentication(c);
+    if (err instanceof DomainError && statusOf(err.code) === 401) await countFailedAuthentication(c);
     throw err;
   }
 }
@@ -165,7 +163,7 @@ export async function proveIdentity(c: Context<AppEnv>, proof: Proof): Promise<P
   const offered = offeredMethods(deps);
   const notOffered = (what: string) => {
     const names = [offered.wallet && "wallet", offered.provider && "idToken or accessToken", offered.local && "local"].filter(Boolean);
-    return new DomainError("invalid", "sign_in_method_not_offered", `this server does not offer ${what}; it offers: ${names.join(", ") || "nothing"}`);
+    return new DomainError("sign_in_method_not_offered", `this server does not offer ${what}; it offers: ${names.join(", ") || "nothing"}`);
   };
   if ("wallet" in proof) {
     if (!offered.wallet) throw notOffered("wallet sign-in");
@@ -270,13 +268,13 @@ const jwks = createRoute({
 export const sessionRoutes = createRouter()
   .openapi(walletNonce, async (c) => {
     const deps = c.get("deps");
-    if (!offeredMethods(deps).wallet) throw new ApiError(404, `no such endpoint: ${c.req.method} ${c.req.path} (wallet sign-in is turned off here)`);
+    if (!offeredMethods(deps).wallet) throw new ApiError("not_found", `no such endpoint: ${c.req.method} ${c.req.path} (wallet sign-in is turned off here)`);
     // Each nonce is a row: a client may ask for as many as its requests per minute allow.
     const client = deps.clientAddress?.(c);
     if (client) {
       const verdict = deps.rateLimiter.take(`wallet-nonce:${clientKey(client)}`, deps.now());
       if (!verdict.ok) {
-        throw new ApiError(429, `too many sign-in nonces asked from this address; retry in ${verdict.retryAfterSeconds} s`, {
+        throw new ApiError("rate_limited", `too many sign-in nonces asked from this address; retry in ${verdict.retryAfterSeconds} s`, {
           headers: { "Retry-After": String(verdict.retryAfterSeconds) },
         });
       }
@@ -301,13 +299,13 @@ export const sessionRoutes = createRouter()
     let started: SessionStart;
     try {
       if (!token) {
-        throw new DomainError("unauthenticated", "refresh_token_missing", "no session to refresh (no refresh cookie): sign in");
+        throw new DomainError("refresh_token_missing", "no session to refresh (no refresh cookie): sign in");
       }
       const idleMs = deps.config.SESSION_IDLE_DAYS * 86_400_000;
       started = await counted(c, () => refreshSession(deps.db, token, { now: deps.now(), idleMs, onEnded: (id) => endAccessTokens(deps, [id]) }));
     } catch (err) {
       // A spent or unknown token is of no use to keep.
-      if (err instanceof DomainError && err.kind === "unauthenticated") clearRefreshCookie(c);
+      if (err instanceof DomainError && statusOf(err.code) === 401) clearRefreshCookie(c);
       throw err;
     }
     return answerSession(c, started);

@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../../platform/error-codes";
 import { and, desc, eq, isNull, ne } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../../platform/db";
@@ -62,7 +63,7 @@ export async function startSession(
   return { sessionId, userId, method, refreshToken, user: user! };
 }
 
-const ended = (code: string, message: string) => new DomainError("unauthenticated", code, message);
+const ended = (code: ErrorCode, message: string) => new DomainError(code, message);
 
 /**
  * Replaces a refresh token with a new one and says whose session it is. The old token is
@@ -136,7 +137,7 @@ export async function endSession(db: Db, userId: string, sessionId: string): Pro
   if (deleted.length === 0) {
     // The id is repeated only when it has the shape of one, so that nothing pasted by mistake is echoed.
     const named = /^ses_[A-Za-z0-9_-]{22}$/.test(sessionId) ? ` ${sessionId}` : "";
-    throw new DomainError("not-found", "session_not_found", `no such session${named} on this account (it may have ended already)`);
+    throw new DomainError("session_not_found", `no such session${named} on this account (it may have ended already)`);
   }
 }
 

@@ -14,7 +14,7 @@ import { publicOrigin } from "../http/public-origin";
  */
 function unauthorized(message: string, error?: "invalid_request" | "invalid_token"): ApiError {
   const challenge = error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"';
-  return new ApiError(401, message, { headers: { "WWW-Authenticate": challenge } });
+  return new ApiError("unauthenticated", message, { headers: { "WWW-Authenticate": challenge } });
 }
 
 /**
@@ -49,7 +49,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         identity = await verifyJwt(credential.value);
       } catch (err) {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
-        if (err instanceof KeysUnavailable) throw new ApiError(503, err.message, { code: "identity_provider_unavailable", headers: { "Retry-After": "10" } });
+        if (err instanceof KeysUnavailable) throw new ApiError("identity_provider_unavailable", err.message, {  headers: { "Retry-After": "10" } });
         throw err;
       }
       const userId = await identityLinks.accountOf(db, identity.issuer, identity.subject, (work) => void waitUntil(c, work));
@@ -66,7 +66,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const verdict = rateLimiter.take(c.get("principal").userId, now());
   if (!verdict.ok) {
     throw new ApiError(
-      429,
+      "rate_limited",
       `too many requests: at most ${rateLimiter.perMinute} a minute per user; retry in ${verdict.retryAfterSeconds} s`,
       { headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
     );
@@ -109,9 +109,9 @@ export async function countFailedAuthentication(c: Context<AppEnv>): Promise<voi
   const verdict = await authFailureLimiter.take(clientKey(client), now());
   if (!verdict.ok) {
     throw new ApiError(
-      429,
+      "too_many_failed_authentications",
       `too many failed authentications from this address; check the credential, then retry in ${verdict.retryAfterSeconds} s`,
-      { code: "too_many_failed_authentications", headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
+      {  headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
     );
   }
 }
@@ -119,9 +119,7 @@ export async function countFailedAuthentication(c: Context<AppEnv>): Promise<voi
 /** For what only a signed-in person may do (managing API keys, sessions, sign-in methods): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
   if (c.get("principal")?.via === "api-key") {
-    throw new ApiError(403, "API keys cannot manage API keys, sessions or sign-in methods; sign in and use your session's or identity provider's access token", {
-      code: "api_key_not_allowed",
-    });
+    throw new ApiError("api_key_not_allowed", "API keys cannot manage API keys, sessions or sign-in methods; sign in and use your session's or identity provider's access token");
   }
   await next();
 });

@@ -222,9 +222,6 @@ const BUILT_IN: readonly BuiltInModel[] = [
   },
 ];
 
-/** The ids of the built-in catalog, in order. */
-export const BUILT_IN_MODEL_IDS: readonly string[] = BUILT_IN.map((m) => m.id);
-
 /**
  * The built-in catalog, bound to the provider variables: what a deployment without MODELS
  * offers, as it always has. Every model costs 1 credit (MODEL_CREDITS overrides).

@@ -154,7 +154,13 @@ export function createModelRegistry(config: Config, options: RegistryOptions = {
   /** The list as it stands: configured models, then discovered ones (a configured id wins), with exactly one default. */
   const rebuild = () => {
     const seen = new Set(configured.map((m) => m.id));
-    const discovered = discoveries.flatMap((d) => d.models.filter((m) => !seen.has(m.id) && (seen.add(m.id), true)));
+    const discovered = discoveries.flatMap((d) =>
+      d.models.filter((m) => {
+        if (seen.has(m.id)) return false;
+        seen.add(m.id);
+        return true;
+      }),
+    );
     const designated = configured.find((m) => m.default);
     // A local stand-in (Ollama on first run) answers while the configured default cannot;
     // without any configured model, the first discovered one is the default.

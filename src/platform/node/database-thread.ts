@@ -291,7 +291,7 @@ const rowClasses = new Map<string, RowClass>();
 /** One class per shape of result: positions and `length` are read from the row's values, through the prototype. */
 function rowClass(columns: string[]): RowClass {
   const key = columns.join("\0");
-  let cls = rowClasses.get(key);
+  const cls = rowClasses.get(key);
   if (cls) return cls;
   class NativeRow {
     readonly #values: unknown[];
