@@ -41,6 +41,8 @@ export function createApp(resolveDeps: DepsResolver) {
   // request. Hono's cors() answers a preflight; on every other request the same headers are
   // set before the handler runs (see corsHeaders).
   app.use(async (c, next) => {
+    // Every reply, errors and preflights included: its Content-Type is what it is, never sniffed.
+    c.header("X-Content-Type-Options", "nosniff");
     const deps = resolveDeps(c);
     c.set("deps", deps instanceof Promise ? await deps : deps);
     if (c.req.method === "OPTIONS") return preflight(c, next);

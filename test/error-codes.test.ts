@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
@@ -90,5 +92,28 @@ describe("error codes", () => {
     await expectError(await h.request("/plants/7", { method: "DELETE", token }), 404, /plant 7 not found/, "plant_not_found");
     expect((await h.request("/plants", { method: "POST", token, json: { id: 7, name: "Fern" } })).status).toBe(200);
     await expectError(await h.request("/plants", { method: "POST", token, json: { id: 7, name: "Fern" } }), 409, /already exists/, "plant_exists");
+  });
+});
+
+describe("the table of codes in docs/api.md", () => {
+  it("lists every code signing in, signing up and sessions can answer", () => {
+    const root = resolve(import.meta.dirname, "..");
+    const table = readFileSync(join(root, "docs/api.md"), "utf8")
+      .split("\n")
+      .filter((line) => line.startsWith("| `"))
+      .join("\n");
+    const codes = new Set<string>();
+    for (const dir of ["src/features/sign-in", "src/platform/auth"]) {
+      for (const file of readdirSync(join(root, dir))) {
+        const text = readFileSync(join(root, dir, file), "utf8");
+        for (const [, code] of text.matchAll(/(?:DomainError|super)\(\s*"[a-z-]+",\s*"([a-z_]+)"/g)) codes.add(code!);
+        // The files' own shorthands for a refusal: refused("code", …), ended("code", …).
+        for (const [, code] of text.matchAll(/\b(?:refused|ended)\(\s*"([a-z_]+)"/g)) codes.add(code!);
+        for (const [, code] of text.matchAll(/code: (?:[^,}]*\? )?"([a-z_]+)"(?: : "([a-z_]+)")?/g)) codes.add(code!);
+        for (const [, , other] of text.matchAll(/code: (?:[^,}]*\? )?"([a-z_]+)"(?: : "([a-z_]+)")?/g)) if (other) codes.add(other);
+      }
+    }
+    expect(codes.size).toBeGreaterThan(20);
+    expect([...codes].filter((code) => !table.includes(`\`${code}\``))).toEqual([]);
   });
 });

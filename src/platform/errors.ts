@@ -22,6 +22,8 @@ export type ErrorKind =
   | "mismatch"
   /** The caller's allowance does not cover it. */
   | "quota"
+  /** Too many of these from this caller (its address, its identity) for now: retry later. */
+  | "limited"
   /** A dependency (a model's provider, the identity provider, storage) is not there now. */
   | "unavailable"
   /** A dependency answered with a failure. */

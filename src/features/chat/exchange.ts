@@ -12,6 +12,7 @@ import { ExchangeCancelled, ModelFailed, ModelTimedOut, ModelUnavailable } from 
 import { releaseHoldStatements, renewalInterval, renewHold, settleHoldStatements, type HeldCharge } from "./holds";
 import { finishClaimStatement, releaseClaimStatement, type IdempotencyClaim } from "./idempotency";
 import { timingStatement, type ExchangeTiming } from "./model-speed";
+import { replyCap } from "./reply-cap";
 
 /** What the chat services need from the runtime. */
 export interface ChatDeps {
@@ -172,6 +173,7 @@ export class Exchange {
     }, renewalInterval(this.deps.config));
     try {
       let text = "";
+      const cap = replyCap(this.deps.config.MAX_REPLY_CHARS);
       let model: RegisteredModel;
       let timing: Timing;
       try {
@@ -191,7 +193,7 @@ export class Exchange {
               first = await pieces.next();
               timing.firstTokenAt = performance.now();
             } else {
-              text = fromModel(await model.adapter!.complete(request));
+              text = cap.take(fromModel(await model.adapter!.complete(request)));
             }
             break;
           } catch (err) {
@@ -217,9 +219,15 @@ export class Exchange {
               yield { type: "tool-call", call: piece.toolCall };
               continue;
             }
-            const delta = fromModel(piece);
+            const delta = cap.take(fromModel(piece));
             text += delta;
             yield { type: "delta", text: delta };
+            if (cap.cut) {
+              // MAX_REPLY_CHARS: the rest is not read; the model's call ends here.
+              deadline.stop(new DOMException("the reply reached MAX_REPLY_CHARS", "AbortError"));
+              void pieces!.return?.(undefined)?.catch(() => {});
+              break;
+            }
           }
         }
         answered = true;

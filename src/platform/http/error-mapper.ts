@@ -20,6 +20,7 @@ const STATUS_OF: Record<ErrorKind, ErrorStatus> = {
   conflict: 409,
   mismatch: 422,
   quota: 402,
+  limited: 429,
   unavailable: 503,
   "upstream-failed": 502,
   "upstream-timeout": 504,
