@@ -89,6 +89,8 @@ export function createApp(resolveDeps: DepsResolver) {
  */
 function dependenciesAndCors(resolveDeps: DepsResolver): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    // Every reply, errors and preflights included: its Content-Type is what it is, never sniffed.
+    c.header("X-Content-Type-Options", "nosniff");
     const deps = resolveDeps(c);
     c.set("deps", deps instanceof Promise ? await deps : deps);
     if (c.req.method === "OPTIONS") return preflight(c, next);

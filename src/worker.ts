@@ -16,10 +16,16 @@ export interface Env {
   AI?: WorkersAiBinding;
   /** Failed authentications per client address, counted by Cloudflare (wrangler.toml). */
   AUTH_FAILURE_LIMITER?: RateLimit;
+  /** Successful sign-ins per client address, and per identity, counted by Cloudflare (wrangler.toml). */
+  SIGN_IN_ADDRESS_LIMITER?: RateLimit;
+  SIGN_IN_IDENTITY_LIMITER?: RateLimit;
   /** The web client's build (web/dist), from `[assets]` in wrangler.toml. */
   ASSETS?: Fetcher;
   [variable: string]: unknown;
 }
+
+/** How stale an isolate's copy of the ended sessions may be before a session token's request reads it again. */
+const ENDED_SESSIONS_MAX_AGE_MS = 30_000;
 
 // Parsed once per isolate: config, logger and the JWT verifier (with its JWKS cache).
 // Nothing here holds I/O objects, which Workers forbid sharing between requests.
@@ -30,6 +36,12 @@ function runtimeFor(env: Env): Promise<Runtime> {
     // A per-isolate counter would let each isolate allow the limit on its own: without the
     // binding there is no limit on Workers.
     authFailureLimiter: env.AUTH_FAILURE_LIMITER ? rateLimiterFromBinding(env.AUTH_FAILURE_LIMITER) : unlimited,
+    signInLimiters: {
+      address: env.SIGN_IN_ADDRESS_LIMITER ? rateLimiterFromBinding(env.SIGN_IN_ADDRESS_LIMITER) : unlimited,
+      identity: env.SIGN_IN_IDENTITY_LIMITER ? rateLimiterFromBinding(env.SIGN_IN_IDENTITY_LIMITER) : unlimited,
+    },
+    // Another isolate's endings are read from the database at most this long after (docs/limits-and-errors.md).
+    endedSessionsMaxAgeMs: ENDED_SESSIONS_MAX_AGE_MS,
   })
     .then((rt) => {
       if (!rt.sessionTokens) rt.log.warn("SESSION_SIGNING_KEY is not set: nobody can sign in to the web client (POST /auth/session answers 503); npm run session-key prints a key");

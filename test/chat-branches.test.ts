@@ -352,7 +352,7 @@ describe("titles, where they are seen and at the operator's price", () => {
   });
 
   it("refuse to start with a TITLE_MODEL that is not in the catalog, naming the variable", async () => {
-    const config = parseConfig({ AUTH_HS256_SECRET: "x".repeat(32), SVC_MODEL_BASE_URL: up.baseUrl, TITLE_MODEL: "no-such-model" });
+    const config = parseConfig({ AUTH_HS256_SECRET: "x".repeat(32), AUTH_AUDIENCE: "tests", SVC_MODEL_BASE_URL: up.baseUrl, TITLE_MODEL: "no-such-model" });
     await expect(createRuntime(config)).rejects.toThrow(/TITLE_MODEL: no model 'no-such-model' in the catalog; one of .*svc-70b/);
   });
 

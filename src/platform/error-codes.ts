@@ -94,6 +94,16 @@ export const ERROR_CODES = {
   identity_in_use: { status: 409 },
   last_sign_in_method: { status: 409 },
   too_many_failed_authentications: { status: 429 },
+  too_many_sign_ins: { status: 429 },
+  local_login_loopback_only: { status: 403 },
+  // Who may sign up.
+  sign_up_limited: { status: 429 },
+  sign_up_closed: { status: 403 },
+  invite_required: { status: 403 },
+  invite_invalid: { status: 403 },
+  turnstile_required: { status: 403 },
+  turnstile_failed: { status: 403 },
+  turnstile_unavailable: { status: 503 },
   // Voice and storage.
   speech_to_text_not_configured: { status: 503 },
   storage_full: { status: 507 },

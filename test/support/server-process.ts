@@ -6,6 +6,8 @@ import { join } from "node:path";
 export interface ServerProcess {
   /** Where it listens, as it logged it (http://localhost:<port>). */
   url: string;
+  /** Its data folder (database, keys). */
+  dataDir: string;
   /** Its DATABASE_URL: its data folder also holds its local-login key (npm run token). */
   databaseUrl: string;
   /** What it wrote to stdout and stderr so far. */
@@ -31,8 +33,15 @@ function entryArgs(built: boolean): string[] {
  * its local-login key). `env` adds variables; the parent's AUTH_* and PUBLIC_BASE_URL are
  * not inherited.
  */
-export async function startServerProcess(env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<ServerProcess> {
-  const dir = mkdtempSync(join(tmpdir(), "plant-chat-server-"));
+export async function startServerProcess(
+  env: Record<string, string> = {},
+  options: {
+    built?: boolean;
+    /** A data folder to serve from (a restart: the same database and keys), which `close` then leaves in place. */
+    dataDir?: string;
+  } = {},
+): Promise<ServerProcess> {
+  const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), "plant-chat-server-"));
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(AUTH_|PUBLIC_BASE_URL|NODE_ENV|WEB_DIST_DIR|STT_|PORT$|DATABASE_)/.test(k)),
   );
@@ -54,6 +63,7 @@ export async function startServerProcess(env: Record<string, string> = {}, optio
   });
   return {
     url,
+    dataDir: dir,
     databaseUrl,
     output: () => output,
     async close() {
@@ -63,7 +73,7 @@ export async function startServerProcess(env: Record<string, string> = {}, optio
           child.kill("SIGTERM");
         });
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -2,6 +2,7 @@ import { textOf, UpstreamError, type ChatMessage, type ModelOutcome, type ModelR
 import type { RegisteredModel } from "../../platform/models/registry";
 import { createDeadline, type Deadline } from "./deadline";
 import type { ExchangeTiming } from "./model-speed";
+import { replyCap } from "./reply-cap";
 import type { Deps } from "../../platform/deps";
 import { estimateTokens, messageTokens } from "../../platform/models/tokens";
 
@@ -66,7 +67,8 @@ export class ModelCallFailed extends Error {
 export async function* callModel(deps: CallDeps, call: ModelCall): AsyncGenerator<ModelEvent, ModelAnswer, undefined> {
   let outcome: ModelOutcome = {};
   const request = { ...call.options, messages: call.prompt, onOutcome: (o: ModelOutcome) => void (outcome = o) };
-  const begun = await begin(deps, call, request);
+  const cap = replyCap(deps.config.MAX_REPLY_CHARS);
+  const begun = await begin(deps, call, request, cap);
   const { model, deadline, startedAt } = begun;
   let finished = false;
   try {
@@ -82,9 +84,15 @@ export async function* callModel(deps: CallDeps, call: ModelCall): AsyncGenerato
           yield { type: "tool-call", call: piece.toolCall };
           continue;
         }
-        const delta = fromModel(piece);
+        const delta = cap.take(fromModel(piece));
         text += delta;
         yield { type: "delta", text: delta };
+        if (cap.cut) {
+          // MAX_REPLY_CHARS: the rest is not read; the model's call ends here.
+          deadline.stop(new DOMException("the reply reached MAX_REPLY_CHARS", "AbortError"));
+          void begun.pieces.return?.(undefined)?.catch(() => {});
+          break;
+        }
       }
     }
     finished = true;
@@ -119,13 +127,13 @@ interface Begun {
 }
 
 /** The first model of the chain that begins its reply: a failure before its first token goes to the next. */
-async function begin(deps: CallDeps, call: ModelCall, request: Omit<ModelRequest, "signal">): Promise<Begun> {
+async function begin(deps: CallDeps, call: ModelCall, request: Omit<ModelRequest, "signal">, cap: ReturnType<typeof replyCap>): Promise<Begun> {
   for (let i = 0; ; i++) {
     const model = call.chain[i]!;
     const deadline = createDeadline(deps.config.MODEL_TIMEOUT_MS, call.signal);
     const startedAt = performance.now();
     try {
-      if (!call.stream) return { model, deadline, startedAt, text: fromModel(await model.adapter!.complete({ ...request, signal: deadline.signal })) };
+      if (!call.stream) return { model, deadline, startedAt, text: cap.take(fromModel(await model.adapter!.complete({ ...request, signal: deadline.signal }))) };
       const pieces = (await model.adapter!.stream({ ...request, signal: deadline.signal }))[Symbol.asyncIterator]();
       deadline.touch();
       return { model, deadline, startedAt, pieces, first: await pieces.next(), text: "" };

@@ -5,6 +5,7 @@ import { apiKeys, contexts, creditDays, groups, messages, shares, usageEvents } 
 import { getProfile, type Profile } from "../account/profile";
 import { contextColumns, readActiveBranch, type ContextRow, type NameSource } from "./contexts";
 import { ContextNotFound } from "./errors";
+import { isoTime } from "../../platform/stored-time";
 
 // ---------------------------------------------------------------------------------------
 // Exports: a context, or everything a person owns, as one JSON document that
@@ -65,7 +66,7 @@ export interface ExportDocument {
   };
 }
 
-const iso = (d: Date) => d.toISOString();
+const iso = isoTime;
 
 const messageColumns = {
   id: messages.id,

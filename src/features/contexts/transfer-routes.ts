@@ -190,7 +190,7 @@ function withLinks(c: Context<AppEnv>, { shares, ...document }: ExportDocument) 
 export const importRoutes = createRouter().openapi(importRoute, async (c) => {
   const { db, now } = c.get("deps");
   const file = await readFile(c);
-  const items = await importContexts(db, c.get("principal"), readImport(file), now());
+  const items = await importContexts(db, c.get("principal"), readImport(file, now()), now());
   return c.json({ items }, 201);
 });
 

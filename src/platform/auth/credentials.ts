@@ -1,3 +1,4 @@
+import type { SessionClaims } from "./session-tokens";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
@@ -35,12 +36,17 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
       if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
       c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
     } else if (sessionTokens?.isSessionToken(credential.value)) {
-      let claims;
+      let claims: SessionClaims;
       try {
         claims = await sessionTokens.verify(credential.value, { issuer: publicOrigin(deps), now: now() });
       } catch (err) {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
         throw err;
+      }
+      // On Node an answer from memory (no round trip); a Worker isolate reads the rows when its copy is old.
+      const ended = deps.endedSessions.isEnded(db, claims.sessionId, now());
+      if (ended === true || (ended !== false && (await ended))) {
+        throw unauthorized("this session has ended (signed out, or ended from another device): sign in again", "invalid_token");
       }
       c.set("principal", { via: "session", userId: claims.userId, sessionId: claims.sessionId, method: claims.method });
     } else {
@@ -55,6 +61,10 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
       const userId = await identityLinks.accountOf(db, identity.issuer, identity.subject, (work) => void waitUntil(c, work));
       if (userId === null) {
         throw unauthorized("this sign-in method was removed from its account: sign in with it to start a new account, or add it to an account again", "invalid_token");
+      }
+      // Where sign-up is not open, a token's first write must not make an account.
+      if (deps.config.SIGN_UP !== "open" && !(await deps.knownAccounts.exists(db, userId, now()))) {
+        throw new ApiError(deps.config.SIGN_UP === "invite" ? "invite_required" : "sign_up_closed", noAccountMessage(deps.config.SIGN_UP));
       }
       c.set("principal", { via: "jwt", userId, identity });
     }
@@ -114,6 +124,12 @@ export async function countFailedAuthentication(c: Context<AppEnv>): Promise<voi
       {  headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
     );
   }
+}
+
+function noAccountMessage(policy: "invite" | "closed"): string {
+  return policy === "invite"
+    ? "this identity has no account here, and new accounts need an invite: sign up with an invite code (POST /auth/session with inviteCode), then use this token"
+    : "this identity has no account here, and this service is not taking new accounts: only existing accounts sign in";
 }
 
 /** For what only a signed-in person may do (managing API keys, sessions, sign-in methods): an API key gets 403. */

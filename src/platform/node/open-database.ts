@@ -1,9 +1,11 @@
-import { mkdirSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { dbFromLibsql } from "../db";
 import { ThreadClient } from "./database-thread";
+import type { Logger } from "../log";
+import { secureDataFolder } from "./data-folder";
 
 const MIGRATIONS = resolve(import.meta.dirname, "../../../migrations");
 
@@ -11,9 +13,10 @@ const MIGRATIONS = resolve(import.meta.dirname, "../../../migrations");
  * Opens a libSQL database on Node (an embedded file, or a remote libSQL server) and brings
  * it to the latest migration in migrations/. Used by the Node server, the tests and bench.
  */
-export async function openDatabase(url: string, authToken?: string) {
+export async function openDatabase(url: string, authToken?: string, log?: Logger) {
   const embedded = url.startsWith("file:");
-  if (embedded) mkdirSync(dirname(filePath(url)), { recursive: true });
+  // Private to the service's own user: the folder 0700, the files 0600 (data-folder.ts).
+  if (embedded) secureDataFolder(filePath(url), log);
   // An embedded file runs every statement synchronously, so extra connections add nothing
   // but lose the per-connection pragmas below (the client opens one per overlapping call).
   let client: Client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });

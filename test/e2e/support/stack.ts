@@ -62,6 +62,10 @@ export async function startStack(
     ...(options.transcription === false ? {} : { STT_BASE_URL: upstream.baseUrl }),
     DAILY_CREDITS: String(options.dailyCredits ?? 500),
     RATE_LIMIT_PER_MINUTE: "0",
+    // One browser makes every account and sign-in of a file, all from 127.0.0.1.
+    SIGN_UPS_PER_ADDRESS_PER_HOUR: "0",
+    SIGN_INS_PER_ADDRESS_PER_MINUTE: "0",
+    SIGN_INS_PER_IDENTITY_PER_MINUTE: "0",
     ...(oidc ? { AUTH_OIDC_ISSUER: oidc.issuer, AUTH_OIDC_CLIENT_ID: oidc.clientId, AUTH_OIDC_AUDIENCE: oidc.audience } : {}),
     // The provider's pictures (its `picture` claims) come from this host, answered below.
     AVATAR_HOSTS: `https://${AVATAR_HOST}`,
