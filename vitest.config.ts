@@ -18,6 +18,7 @@ export default defineConfig({
           name: "node",
           include: ["test/**/*.test.ts"],
           exclude: ["test/worker/**", "test/e2e/**", "node_modules/**"],
+          globalSetup: ["./test/support/build-server.ts"],
           testTimeout: 20_000,
           hookTimeout: 20_000,
         },
@@ -29,7 +30,7 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts"],
           // One Chromium and one server at a time: the machine is small and the files are heavy.
           fileParallelism: false,
-          globalSetup: ["./test/e2e/support/build-client.ts"],
+          globalSetup: ["./test/support/build-server.ts", "./test/e2e/support/build-client.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
