@@ -30,7 +30,7 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts"],
           // One Chromium and one server at a time: the machine is small and the files are heavy.
           fileParallelism: false,
-          globalSetup: ["./test/support/build-server.ts", "./test/e2e/support/build-client.ts"],
+          globalSetup: ["./test/support/build-server.ts", "./test/e2e/support/build-client.ts", "./test/e2e/support/browser-server.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
