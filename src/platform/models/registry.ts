@@ -123,7 +123,7 @@ export function createModelRegistry(config: Config, options: RegistryOptions = {
     };
   });
 
-  const sources = [...config.catalog.discover, ...(options.localOllama ? [localOllama(options.localOllama)] : [])];
+  const sources = [...config.catalog.discover, ...(options.localOllama ? [localOllama(options.localOllama, config.OLLAMA_REFRESH_SECONDS * 1000)] : [])];
   const discoveries: DiscoveryState[] = sources.map((source) => ({ source, models: [], loaded: false, failing: false, capabilities: new Map() }));
 
   const discoveredModel = (source: DiscoveryEntry, listed: ListedModel): RegisteredModel => {
