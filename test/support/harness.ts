@@ -14,6 +14,8 @@ import { serveNode } from "../../src/platform/node/serve-node";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 import { CountingClient } from "./counting-client";
 
+const BUILT_DATABASE_THREAD = new URL("../../dist/database-thread-main.js", import.meta.url);
+
 /** A clock the test moves by hand. */
 export function createClock(start = new Date("2026-11-22T12:00:00.000Z")) {
   let current = start.getTime();
@@ -81,9 +83,11 @@ export async function createHarness(
     ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
   // The Node server's own wiring, with the test's clock, logger, Workers AI binding and,
-  // as on the server's first run, a local Ollama to offer.
+  // as on the server's first run, a local Ollama to offer. Its database thread runs the
+  // bundle built for the run (test/support/build-server.ts), which starts without tsx.
   const node = await createNodeDeps(config, {
     databaseUrl: `file:${dbFile}`,
+    builtDatabaseThread: BUILT_DATABASE_THREAD,
     now: clock.now,
     log: logs.log,
     workersAi: options.workersAi,

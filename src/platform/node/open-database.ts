@@ -10,8 +10,9 @@ const MIGRATIONS = resolve(import.meta.dirname, "../../../migrations");
 /**
  * Opens a libSQL database on Node (an embedded file, or a remote libSQL server) and brings
  * it to the latest migration in migrations/. Used by the Node server, the tests and bench.
+ * `builtThread`: see ThreadClient.open.
  */
-export async function openDatabase(url: string, authToken?: string) {
+export async function openDatabase(url: string, authToken?: string, builtThread?: URL) {
   const embedded = url.startsWith("file:");
   if (embedded) mkdirSync(dirname(filePath(url)), { recursive: true });
   // An embedded file runs every statement synchronously, so extra connections add nothing
@@ -27,7 +28,7 @@ export async function openDatabase(url: string, authToken?: string) {
   // never wait for the writer. (A remote libSQL server commits each batch itself.)
   if (embedded) {
     client.close();
-    client = await ThreadClient.open(filePath(url));
+    client = await ThreadClient.open(filePath(url), builtThread);
   }
   const db = dbFromLibsql(client);
   const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
