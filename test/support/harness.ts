@@ -11,10 +11,9 @@ import type { Logger } from "../../src/platform/log";
 import type { WorkersAiBinding } from "../../src/platform/models/workers-ai";
 import { createNodeDeps } from "../../src/platform/node/node-deps";
 import { serveNode } from "../../src/platform/node/serve-node";
+import { BUILT_DATABASE_THREAD } from "./build-server";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 import { CountingClient } from "./counting-client";
-
-const BUILT_DATABASE_THREAD = new URL("../../dist/database-thread-main.js", import.meta.url);
 
 /** A clock the test moves by hand. */
 export function createClock(start = new Date("2026-11-22T12:00:00.000Z")) {
