@@ -38,6 +38,8 @@ export default defineConfig({
           globalSetup: ["./test/support/build-server.ts", "./test/e2e/support/build-client.ts", "./test/e2e/support/browser-server.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // expect.poll gives up after 1 s by default: too soon for a page on a busy machine.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],
