@@ -22,10 +22,16 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "tess");
+    // The refreshes' statuses, those after the reply began to stream, and the token it was asked with.
     const refreshes: number[] = [];
-    page.on("response", (r) => r.url().endsWith("/auth/refresh") && refreshes.push(r.status()));
-    let askedWith: string | undefined;
-    page.on("request", (r) => r.url().endsWith("/chat/send") && (askedWith ??= r.headers().authorization));
+    let whileStreaming = 0;
+    let streamedWith: string | undefined;
+    page.on("response", (r) => {
+      if (r.url().endsWith("/chat/send") && r.ok()) streamedWith ??= r.request().headers().authorization;
+      if (!r.url().endsWith("/auth/refresh")) return;
+      refreshes.push(r.status());
+      if (streamedWith !== undefined) whileStreaming++;
+    });
 
     // A reply that streams until the test ends it: past the token's life and its renewal.
     stack.upstream.holds = () => true;
@@ -35,8 +41,9 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     // The person types the next question while the reply streams.
     await page.getByRole("button", { name: "Stop" }).waitFor();
     await composer.fill("and then?");
-    await eventually("the token the reply was asked with has expired", async () => !(await accepted(stack, askedWith)));
-    await eventually("the client renewed it meanwhile", async () => refreshes.length >= 1);
+    await eventually("the reply streams", async () => streamedWith !== undefined);
+    await eventually("the token the reply was asked with has expired", async () => !(await accepted(stack, streamedWith)));
+    await eventually("the client renewed it while the reply streamed", async () => whileStreaming >= 1);
     stack.upstream.holds = undefined;
     stack.upstream.releaseHeld();
     // The reply has ended when Stop gives way to Send (the model's stream closes after its last word).
@@ -53,11 +60,11 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
   });
 
   it("renews after a 401 when the token expired before the client expected, and retries the request once", async () => {
-    // This device's clock runs 6 s behind the server's: it believes a 1-second token good for
-    // seconds longer than the server does (1 s and 1 s of tolerance), so a request in between
+    // This device's clock runs 20 s behind the server's: it believes a 1-second token good for
+    // about 15 s longer than the server does (1 s and 1 s of tolerance), so a request in between
     // meets a 401.
     const context = await stack.newContext();
-    await context.clock.install({ time: Date.now() - 6000 });
+    await context.clock.install({ time: Date.now() - 20_000 });
     const page = await context.newPage();
     const seen: string[] = [];
     let issued: string | undefined;
