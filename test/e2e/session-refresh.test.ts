@@ -35,12 +35,15 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
 
     // A reply that streams until the test ends it: past the token's life and its renewal.
     stack.upstream.holds = () => true;
+    const atModel = new Promise<void>((resolve) => (stack.upstream.onRequest = () => resolve()));
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("tell me a long story");
     await composer.press("Enter");
     // The person types the next question while the reply streams.
     await page.getByRole("button", { name: "Stop" }).waitFor();
     await composer.fill("and then?");
+    await atModel;
+    stack.upstream.onRequest = undefined;
     await eventually("the reply streams", async () => streamedWith !== undefined);
     await eventually("the token the reply was asked with has expired", async () => !(await accepted(stack, streamedWith)));
     await eventually("the client renewed it while the reply streamed", async () => whileStreaming >= 1);
