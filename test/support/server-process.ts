@@ -10,7 +10,7 @@ export interface ServerProcess {
   url: string;
   /** Its DATABASE_URL: its data folder also holds its local-login key (npm run token). */
   databaseUrl: string;
-  /** What it wrote to stdout and stderr so far. */
+  /** What it wrote to stdout and stderr so far, in the order written. */
   output(): string;
   close(): Promise<void>;
 }
@@ -39,20 +39,21 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
     Object.entries(process.env).filter(([k]) => !/^(AUTH_|PUBLIC_BASE_URL|NODE_ENV|WEB_DIST_DIR|STT_|PORT$|DATABASE_)/.test(k)),
   );
   const databaseUrl = `file:${join(dir, "db")}`;
-  const child: ChildProcess = spawn(process.execPath, serverEntryArgs(), {
+  // Its stderr goes into the stdout pipe (the shell's 2>&1, then exec): one stream, in the
+  // order written, so that what it logged before "listening" is all there once that is.
+  // Read from two pipes, a warning could arrive after the line that ends the wait.
+  const child: ChildProcess = spawn("sh", ["-c", 'exec "$0" "$@" 2>&1', process.execPath, ...serverEntryArgs()], {
     cwd: ROOT,
     env: { ...inherited, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: databaseUrl, LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "inherit"],
   });
   let output = "";
   const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
       const match = /"msg":"listening","url":"(http:\/\/localhost:\d+)"/.exec(output);
       if (match) resolve(match[1]!);
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
+    });
     child.once("exit", (code) => reject(new Error(`the server exited with ${code} before listening:\n${output}`)));
   });
   return {
