@@ -51,7 +51,7 @@ async function main() {
   }
 
   // First run: in local mode with no model configured, a local Ollama is looked for (and
-  // its models offered) at start and every 30 s. Never in the Worker.
+  // its models offered) at start and every OLLAMA_REFRESH_SECONDS (30 s). Never in the Worker.
   const lookForOllama = localKey !== undefined && !configuresAModel(config.catalog);
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
   // listens), never at a request's Host header.
@@ -66,8 +66,9 @@ async function main() {
   const { log } = deps;
   await deps.models.refresh();
   logModels(deps, lookForOllama);
-  // Providers' lists are read again as each falls due (Ollama every 30 s, others every 5 min).
-  const discovery = deps.models.discovers ? setInterval(() => void deps.models.refresh().then(() => lookForOllama && logModels(deps, true, true)), 30_000) : undefined;
+  // Providers' lists are read again as each falls due (Ollama every OLLAMA_REFRESH_SECONDS, others every 5 min).
+  const discoveryTick = Math.min(30_000, config.OLLAMA_REFRESH_SECONDS * 1000);
+  const discovery = deps.models.discovers ? setInterval(() => void deps.models.refresh().then(() => lookForOllama && logModels(deps, true, true)), discoveryTick) : undefined;
   discovery?.unref();
   // Linked sign-in identities changed by other processes sharing a remote database.
   const linksTimer = setInterval(() => deps.identityLinks.load(deps.db).catch((err) => log.warn("could not reread linked identities", { err })), 60_000);
@@ -143,7 +144,7 @@ function logModels(runtime: Runtime, lookingForOllama: boolean, quiet = false) {
   runtime.log.warn(
     "no model is available: chat will answer 503 until one is. " +
       (lookingForOllama
-        ? `Run Ollama on this machine (ollama pull llama3.2; it is looked for at ${ollama} every 30 s, OLLAMA_BASE_URL to change it), or `
+        ? `Run Ollama on this machine (ollama pull llama3.2; it is looked for at ${ollama} every ${runtime.config.OLLAMA_REFRESH_SECONDS} s, OLLAMA_BASE_URL to change it), or `
         : "") +
       "set SVC_MODEL_BASE_URL to an OpenAI-compatible server's …/v1 (vLLM, llama.cpp, Ollama), or MODELS (or MODELS_FILE) to a catalog: see docs/chat.md",
     {

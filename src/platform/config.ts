@@ -137,8 +137,10 @@ const ConfigSchema = z.object({
   // The operator's catalog (JSON), or on Node a file holding it; unset: the built-in catalog.
   MODELS: optionalText,
   MODELS_FILE: optionalText,
-  // A local Ollama, looked for by the Node server in local mode when no model is configured.
+  // A local Ollama, looked for by the Node server in local mode when no model is configured,
+  // at start and every OLLAMA_REFRESH_SECONDS.
   OLLAMA_BASE_URL: httpUrl("Ollama's address, e.g. http://127.0.0.1:11434").transform((v) => v ?? "http://127.0.0.1:11434"),
+  OLLAMA_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   AVATAR_HOSTS: z
     .string()

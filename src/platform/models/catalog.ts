@@ -286,8 +286,8 @@ export function configuresAModel(catalog: Catalog): boolean {
   return catalog.discover.length > 0 || catalog.models.some((m) => m.protocol !== "workers-ai" && m.setup === undefined);
 }
 
-/** A local Ollama, found on first run: its models under `ollama/`, called through its OpenAI-compatible /v1. */
-export function localOllama(baseUrl: string): DiscoveryEntry {
+/** A local Ollama, found on first run: its models under `ollama/`, called through its OpenAI-compatible /v1, its list read every `refreshMs`. */
+export function localOllama(baseUrl: string, refreshMs: number): DiscoveryEntry {
   const origin = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   return {
     id: "ollama",
@@ -304,7 +304,7 @@ export function localOllama(baseUrl: string): DiscoveryEntry {
     images: false,
     tools: false,
     fallbacks: [],
-    refreshMs: 30_000,
+    refreshMs,
     dropOnFailure: true,
     standIn: true,
   };

@@ -86,7 +86,7 @@ interface DiscoveryState {
 export function createModelRegistry(config: Config, options: RegistryOptions = {}): ModelRegistry {
   const now = options.now ?? Date.now;
   const configured = config.catalog.models.map((entry) => configuredModel(entry, options));
-  const sources = [...config.catalog.discover, ...(options.localOllama ? [localOllama(options.localOllama)] : [])];
+  const sources = [...config.catalog.discover, ...(options.localOllama ? [localOllama(options.localOllama, config.OLLAMA_REFRESH_SECONDS * 1000)] : [])];
   const discoveries: DiscoveryState[] = sources.map((source) => ({ source, models: [], loaded: false, failing: false, capabilities: new Map() }));
 
   let models: RegisteredModel[] = [];

@@ -15,6 +15,8 @@ export interface NodeDepsOptions extends Omit<RuntimeOptions, "upstreamFetch" | 
   webDist?: string;
   /** Where share links point while PUBLIC_BASE_URL is unset (see Deps.baseUrl). */
   baseUrl?: string;
+  /** The database thread's built bundle, to run even from source (the tests: see ThreadClient.open). */
+  builtDatabaseThread?: URL;
 }
 
 export interface NodeDeps {
@@ -34,12 +36,12 @@ export interface NodeDeps {
  * server, the tests and the benchmarks all build their dependencies here.
  */
 export async function createNodeDeps(config: Config, options: NodeDepsOptions): Promise<NodeDeps> {
-  const { databaseUrl, databaseAuthToken, webDist, baseUrl, ...runtimeOptions } = options;
+  const { databaseUrl, databaseAuthToken, webDist, baseUrl, builtDatabaseThread, ...runtimeOptions } = options;
   const sessionKey = config.SESSION_SIGNING_KEY ? undefined : JSON.stringify((await loadOrCreateLocalKey(sessionKeyFile(databaseUrl), options.log)).privateJwk);
   // This process sees its own changes to linked identities at once (the server rereads
   // them on a timer for those of other processes sharing a remote database).
   const runtime = await createRuntime(config, { ...runtimeOptions, sessionKey, identityLinksMaxAgeMs: Infinity, upstreamFetch: createUpstreamPool() });
-  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, databaseAuthToken, runtime.log);
+  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, databaseAuthToken, runtime.log, builtDatabaseThread);
   // What earlier runs ended stays ended: the copy of the ended sessions, and the links, read before serving.
   await Promise.all([runtime.identityLinks.load(db), runtime.endedSessions.load(db, runtime.now())]);
   const background = new Set<Promise<unknown>>();

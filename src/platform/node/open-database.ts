@@ -12,8 +12,9 @@ const MIGRATIONS = resolve(import.meta.dirname, "../../../migrations");
 /**
  * Opens a libSQL database on Node (an embedded file, or a remote libSQL server) and brings
  * it to the latest migration in migrations/. Used by the Node server, the tests and bench.
+ * `builtThread`: see ThreadClient.open.
  */
-export async function openDatabase(url: string, authToken?: string, log?: Logger) {
+export async function openDatabase(url: string, authToken?: string, log?: Logger, builtThread?: URL) {
   const embedded = url.startsWith("file:");
   // Private to the service's own user: the folder 0700, the files 0600 (data-folder.ts).
   if (embedded) secureDataFolder(filePath(url), log);
@@ -30,7 +31,7 @@ export async function openDatabase(url: string, authToken?: string, log?: Logger
   // never wait for the writer. (A remote libSQL server commits each batch itself.)
   if (embedded) {
     client.close();
-    client = await ThreadClient.open(filePath(url));
+    client = await ThreadClient.open(filePath(url), builtThread);
   }
   const db = dbFromLibsql(client);
   const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
