@@ -4,7 +4,7 @@ import type { Deps } from "../../platform/deps";
 import { publicOrigin } from "../../platform/http/public-origin";
 import { errorResponses } from "../../platform/http/error-responses";
 import { MAX_AUDIO_BYTES, MAX_AUDIO_SECONDS } from "../../platform/speech/transcription";
-import { offeredMethods } from "./session-routes";
+import { offeredMethods } from "./sign-in-proof";
 
 const SignInMethodOffer = z
   .discriminatedUnion("method", [

@@ -4,7 +4,7 @@ import { Id } from "../../platform/http/service-id";
 import { SignInMethodSchema, signInMethodJson } from "../../platform/http/sign-in-method";
 import { z } from "@hono/zod-openapi";
 import { addSignInMethod, removeSignInMethod } from "./accounts";
-import { proveIdentity, SignInProof } from "./session-routes";
+import { proveIdentity, SignInProof } from "./sign-in-proof";
 
 // The account's sign-in methods (linked identities): GET /me lists them; adding or removing
 // one needs the person (a session or an identity provider's token), as managing API keys does.

@@ -9,7 +9,7 @@ import { withJsonBody } from "../../platform/http/json-body-route";
 import type { BatchItem } from "drizzle-orm/batch";
 import { accountFor } from "./accounts";
 import { proveLocalName } from "./proofs";
-import { countSignIn, refuseRemoteLocalLogin, signUpRequestOf } from "./session-routes";
+import { countSignIn, refuseRemoteLocalLogin, signUpRequestOf } from "./sign-in-proof";
 
 // Before the body is validated: outside local login the endpoint does not exist at all, as
 // docs/api.md says (the ordinary 404, not a 403 or a 400 about the body).

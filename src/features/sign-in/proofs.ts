@@ -1,3 +1,4 @@
+import { hex } from "../../platform/encoding";
 import type { ErrorCode } from "../../platform/error-codes";
 import { and, eq, gt, isNull, lt } from "drizzle-orm";
 import type { Db } from "../../platform/db";
@@ -31,7 +32,7 @@ const refused = (code: ErrorCode, message: string) => new DomainError(code, mess
  * Nonces expired an hour ago go in the same batch (the daily job takes the rest).
  */
 export async function issueWalletNonce(db: Db, now: Date): Promise<{ nonce: string; expiresAt: Date }> {
-  const nonce = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const nonce = hex(crypto.getRandomValues(new Uint8Array(16)));
   const expiresAt = new Date(now.getTime() + NONCE_TTL_MS);
   await db.batch([
     db.delete(walletNonces).where(lt(walletNonces.expiresAt, new Date(now.getTime() - 3600_000))),

@@ -1,3 +1,4 @@
+import { bytesToHex as nobleBytesToHex, hexToBytes as nobleHexToBytes } from "@noble/hashes/utils.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { recoverPublicKey } from "@noble/secp256k1";
 
@@ -9,16 +10,12 @@ import { recoverPublicKey } from "@noble/secp256k1";
 
 /** The bytes of a 0x-prefixed hex string, or null when it is not one (odd length, other characters). */
 export function hexToBytes(hex: string): Uint8Array | null {
-  if (!/^0x(?:[0-9a-fA-F]{2})*$/.test(hex)) return null;
-  const bytes = new Uint8Array((hex.length - 2) / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 + 2 * i, 4 + 2 * i), 16);
-  return bytes;
+  return /^0x(?:[0-9a-fA-F]{2})*$/.test(hex) ? nobleHexToBytes(hex.slice(2)) : null;
 }
 
+/** Bytes as 0x-prefixed lowercase hex. */
 export function bytesToHex(bytes: Uint8Array): string {
-  let hex = "0x";
-  for (const b of bytes) hex += b.toString(16).padStart(2, "0");
-  return hex;
+  return `0x${nobleBytesToHex(bytes)}`;
 }
 
 /** The EIP-55 mixed-case form of a 20-byte address given as 40 hex digits (any case). */
