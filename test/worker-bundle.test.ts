@@ -24,9 +24,11 @@ import { createApp, OPENAPI_DOCUMENT } from "../src/app";
  * limits, Turnstile, audience binding), +4.6 KiB: BENCHMARKS.md, "Worker bundle: being safe to open";
  * and 210.8 KiB with the chat path's changes merged beside it (+2.2 KiB: titles' configuration,
  * usage kinds and tokens, the token-budgeted history, one list of error codes); 215.6 KiB with
- * replies in the background (+4.8 KiB: the running reply, following and stopping it, ratings).
+ * replies in the background (+4.8 KiB: the running reply, following and stopping it, ratings);
+ * 218.6 KiB with maintained libraries where hand-written code was (+3.0 KiB: quick-lru for the
+ * bounded caches 1.3 KiB, oauth4webapi's discovery 1.7 KiB).
  */
-const BUDGET_KIB = 216;
+const BUDGET_KIB = 219;
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));

@@ -1,3 +1,4 @@
+import QuickLRU from "quick-lru";
 import { encodeBase64url } from "../encoding";
 
 /**
@@ -11,10 +12,9 @@ export async function userIdFor(issuer: string, subject: string): Promise<string
   if (known) return known;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(identity));
   const id = `usr_${encodeBase64url(new Uint8Array(digest).slice(0, 16))}`;
-  // A plain bounded memo: the id never changes for an identity, so any entry is always right.
-  if (recent.size >= 10_000) recent.clear();
   recent.set(identity, id);
   return id;
 }
 
-const recent = new Map<string, string>();
+/** A bounded memo: the id never changes for an identity, so any entry is always right. */
+const recent = new QuickLRU<string, string>({ maxSize: 10_000 });

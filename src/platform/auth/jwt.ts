@@ -1,3 +1,5 @@
+import { allowInsecureRequests, discoveryRequest, processDiscoveryResponse, type AuthorizationServer } from "oauth4webapi";
+import QuickLRU from "quick-lru";
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -115,7 +117,7 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
 export class VerifiedTokenCache<T> {
   private static readonly MAX_ENTRIES = 10_000;
   private static readonly MAX_AGE_MS = 5 * 60_000;
-  private readonly entries = new Map<string, { value: T; until: number }>();
+  private readonly entries = new QuickLRU<string, { value: T; until: number }>({ maxSize: VerifiedTokenCache.MAX_ENTRIES });
 
   get(token: string, now = Date.now()): T | undefined {
     const entry = this.entries.get(token);
@@ -131,8 +133,6 @@ export class VerifiedTokenCache<T> {
     if (payload.nbf !== undefined && payload.nbf * 1000 > now) return;
     const until = Math.min((payload.exp ?? 0) * 1000, now + VerifiedTokenCache.MAX_AGE_MS);
     if (until <= now) return;
-    // Map keeps insertion order: dropping the first entry drops the oldest.
-    if (this.entries.size >= VerifiedTokenCache.MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(token, { value, until });
   }
 }
@@ -230,19 +230,21 @@ function discoveredKeySet(issuer: string, keysMaxAgeMs: number): JWTVerifyGetKey
   let keySet: Promise<JWTVerifyGetKey> | undefined;
   let failedAt = 0;
   const discover = async (): Promise<JWTVerifyGetKey> => {
+    // oauth4webapi fetches the document and checks it (its issuer must be this one); http is
+    // allowed only where the operator configured an http issuer (a provider on loopback).
+    const issuerUrl = new URL(issuer);
     const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-    let document: { jwks_uri?: unknown };
+    const options = { algorithm: "oidc" as const, signal: AbortSignal.timeout(5000), [allowInsecureRequests]: issuerUrl.protocol === "http:" };
+    let server: AuthorizationServer;
     try {
-      const res = await fetch(url, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(5000) });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      document = (await res.json()) as { jwks_uri?: unknown };
+      server = await processDiscoveryResponse(issuerUrl, await discoveryRequest(issuerUrl, options));
     } catch (err) {
       throw new KeysUnavailable(`the identity provider's discovery document (${url}) could not be fetched: ${err instanceof Error ? err.message : err}; try again shortly`);
     }
-    if (typeof document.jwks_uri !== "string" || !/^https?:\/\//.test(document.jwks_uri)) {
+    if (typeof server.jwks_uri !== "string" || !/^https?:\/\//.test(server.jwks_uri)) {
       throw new KeysUnavailable(`the identity provider's discovery document (${url}) names no jwks_uri`);
     }
-    return outageTolerantKeySet(new URL(document.jwks_uri), keysMaxAgeMs);
+    return outageTolerantKeySet(new URL(server.jwks_uri), keysMaxAgeMs);
   };
   return async (header, token) => {
     if (!keySet && Date.now() - failedAt < COOLDOWN_MS) {

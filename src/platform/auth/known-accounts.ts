@@ -1,3 +1,4 @@
+import QuickLRU from "quick-lru";
 import { eq } from "drizzle-orm";
 import type { Db } from "../db";
 import { users } from "../../../schema/index";
@@ -13,7 +14,7 @@ import { users } from "../../../schema/index";
 export class KnownAccounts {
   private static readonly MAX_ENTRIES = 10_000;
   private static readonly MAX_AGE_MS = 5 * 60_000;
-  private readonly seen = new Map<string, number>();
+  private readonly seen = new QuickLRU<string, number>({ maxSize: KnownAccounts.MAX_ENTRIES });
 
   async exists(db: Db, userId: string, now: Date): Promise<boolean> {
     const t = now.getTime();
@@ -21,7 +22,6 @@ export class KnownAccounts {
     if (until !== undefined && until > t) return true;
     const [row] = await db.select({ id: users.id }).from(users).where(eq(users.id, userId)).limit(1);
     if (!row) return false;
-    if (this.seen.size >= KnownAccounts.MAX_ENTRIES) this.seen.clear();
     this.seen.set(userId, t + KnownAccounts.MAX_AGE_MS);
     return true;
   }

@@ -1,3 +1,4 @@
+import QuickLRU from "quick-lru";
 import { readFile, stat } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { promisify } from "node:util";
@@ -16,7 +17,8 @@ const gzipped = promisify(gzip);
  */
 export function webFilesFrom(directory: string): AssetSource {
   const root = resolve(directory);
-  const compressed = new Map<string, { version: string; body: Uint8Array<ArrayBuffer> }>();
+  // A rebuild names its files anew: the least recently served go first rather than grow without bound.
+  const compressed = new QuickLRU<string, { version: string; body: Uint8Array<ArrayBuffer> }>({ maxSize: 500 });
   return async (path, acceptEncoding = "") => {
     let relative: string;
     try {
@@ -36,8 +38,6 @@ export function webFilesFrom(directory: string): AssetSource {
         let entry = compressed.get(file);
         if (entry?.version !== version) {
           entry = { version, body: new Uint8Array(await gzipped(await readFile(file))) };
-          // A rebuild names its files anew: forget old ones rather than grow without bound.
-          if (compressed.size >= 500) compressed.clear();
           compressed.set(file, entry);
         }
         return new Response(entry.body, {
