@@ -43,91 +43,118 @@ const REQUEST_ID = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*$/;
 // Characters an RFC 3986 URI may hold (its structure is then checked by URL).
 const URI_CHARS = /^[A-Za-z][A-Za-z0-9+.-]*:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
 
+/** The message's lines, read one after another; a refusal names the line and what belongs there. */
+class Lines {
+  readonly #lines: string[];
+  at = 0;
+
+  constructor(text: string) {
+    this.#lines = text.split("\n");
+  }
+
+  get current(): string | undefined {
+    return this.#lines[this.at];
+  }
+
+  get done(): boolean {
+    return this.at >= this.#lines.length;
+  }
+
+  fail(expected: string): never {
+    throw new SiweFormatError(this.current === undefined ? `the message ends where it should have ${expected}` : `line ${this.at + 1} should be ${expected}`);
+  }
+
+  /** `name: value` on this line, its value valid; else a refusal saying what was expected. */
+  field(name: string, valid: (value: string) => boolean, expected: string): string {
+    const current = this.current;
+    if (current === undefined || !current.startsWith(`${name}: `) || !valid(current.slice(name.length + 2))) this.fail(expected);
+    this.at++;
+    return current!.slice(name.length + 2);
+  }
+
+  /** The same for a field that may be left out. */
+  optionalField(name: string, valid: (value: string) => boolean, expected: string): string | undefined {
+    return this.current?.startsWith(`${name}: `) ? this.field(name, valid, expected) : undefined;
+  }
+
+  empty(): void {
+    if (this.current !== "") this.fail("empty");
+    this.at++;
+  }
+}
+
+const isUri = (value: string) => URI_CHARS.test(value) && parsesAsUrl(value);
+const isTime = (value: string) => DATE_TIME.test(value) && isRealTime(value);
+const timeExpected = (name: string) => `"${name}: " and an RFC 3339 time of a real date, such as 2026-11-22T12:00:00.000Z`;
+
+/** An EIP-4361 message, parsed strictly by the EIP's grammar, in the order of its lines. */
 export function parseSiweMessage(text: string): SiweMessage {
   if (text.includes("\r")) throw new SiweFormatError("lines must end with a line feed alone (no carriage returns)");
-  const lines = text.split("\n");
-  let at = 0;
-  const line = () => lines[at];
-  const fail = (expected: string): never => {
-    const found = line();
-    throw new SiweFormatError(
-      found === undefined ? `the message ends where it should have ${expected}` : `line ${at + 1} should be ${expected}`,
-    );
-  };
+  const lines = new Lines(text);
+  const { scheme, domain } = header(lines);
+  const address = addressLine(lines);
+  const statement = statementLines(lines);
+  const fields = fieldLines(lines);
+  const resources = resourceLines(lines);
+  if (!lines.done) {
+    lines.fail("the end of the message (after Issued At only Expiration Time, Not Before, Request ID and Resources may follow, in that order)");
+  }
+  return { scheme, domain, address, statement, ...fields, resources };
+}
 
-  const header = line() ?? "";
-  if (!header.endsWith(HEADER_SUFFIX)) fail(`"<domain>${HEADER_SUFFIX}"`);
-  let domain = header.slice(0, -HEADER_SUFFIX.length);
+/** `[scheme://]domain wants you to sign in with your Ethereum account:` */
+function header(lines: Lines): { scheme?: string; domain: string } {
+  const line = lines.current ?? "";
+  if (!line.endsWith(HEADER_SUFFIX)) lines.fail(`"<domain>${HEADER_SUFFIX}"`);
+  let domain = line.slice(0, -HEADER_SUFFIX.length);
   let scheme: string | undefined;
   const schemeEnd = domain.indexOf("://");
   if (schemeEnd !== -1) {
     scheme = domain.slice(0, schemeEnd);
     domain = domain.slice(schemeEnd + 3);
-    if (!SCHEME.test(scheme)) fail("a URI scheme, then :// and the domain");
+    if (!SCHEME.test(scheme)) lines.fail("a URI scheme, then :// and the domain");
   }
-  if (!AUTHORITY.test(domain)) fail("the domain (an RFC 3986 authority such as example.com or localhost:8787)");
-  at++;
+  if (!AUTHORITY.test(domain)) lines.fail("the domain (an RFC 3986 authority such as example.com or localhost:8787)");
+  lines.at++;
+  return { scheme, domain };
+}
 
-  const address = line() ?? "";
-  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) fail("the Ethereum address (0x and 40 hex digits)");
-  if (!isChecksummedAddress(address)) fail("the address in its EIP-55 checksummed form (mixed case)");
-  at++;
+function addressLine(lines: Lines): string {
+  const address = lines.current ?? "";
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) lines.fail("the Ethereum address (0x and 40 hex digits)");
+  if (!isChecksummedAddress(address)) lines.fail("the address in its EIP-55 checksummed form (mixed case)");
+  lines.at++;
+  return address;
+}
 
-  if (line() !== "") fail("empty");
-  at++;
+/** An empty line, the statement if there is one, and an empty line. */
+function statementLines(lines: Lines): string | undefined {
+  lines.empty();
   let statement: string | undefined;
-  if (line() !== "") {
-    statement = line() ?? "";
-    if (!STATEMENT.test(statement)) fail("the statement: ASCII letters, digits, spaces and URI punctuation only");
-    at++;
+  if (lines.current !== "") {
+    statement = lines.current ?? "";
+    if (!STATEMENT.test(statement)) lines.fail("the statement: ASCII letters, digits, spaces and URI punctuation only");
+    lines.at++;
   }
-  if (line() !== "") fail("empty");
-  at++;
+  lines.empty();
+  return statement;
+}
 
-  // Each field is checked on its own line, then passed.
-  const field = (name: string, valid: (value: string) => boolean, expected: string): string => {
-    const current = line();
-    if (current === undefined || !current.startsWith(`${name}: `) || !valid(current.slice(name.length + 2))) fail(expected);
-    at++;
-    return current!.slice(name.length + 2);
-  };
-  const optionalField = (name: string, valid: (value: string) => boolean, expected: string) =>
-    line()?.startsWith(`${name}: `) ? field(name, valid, expected) : undefined;
-  const isUri = (value: string) => URI_CHARS.test(value) && parsesAsUrl(value);
-  const isTime = (value: string) => DATE_TIME.test(value) && isRealTime(value);
-  const timeExpected = (name: string) => `"${name}: " and an RFC 3339 time of a real date, such as 2026-11-22T12:00:00.000Z`;
-
-  const uri = field("URI", isUri, '"URI: " and the URI of what is signed in to (an RFC 3986 URI such as https://example.com/)');
-  field("Version", (v) => v === "1", '"Version: 1"');
-  const chain = field(
+/** URI to Request ID, each checked on its own line. */
+function fieldLines(lines: Lines): Omit<SiweMessage, "scheme" | "domain" | "address" | "statement" | "resources"> {
+  const uri = lines.field("URI", isUri, '"URI: " and the URI of what is signed in to (an RFC 3986 URI such as https://example.com/)');
+  lines.field("Version", (v) => v === "1", '"Version: 1"');
+  const chain = lines.field(
     "Chain ID",
     (v) => CHAIN_ID.test(v) && Number.isSafeInteger(Number(v)) && Number(v) >= 1,
     '"Chain ID: " and a decimal EIP-155 chain id such as 1 (not hex, not eip155:1)',
   );
-  const nonce = field("Nonce", (v) => NONCE.test(v), '"Nonce: " and at least 8 letters or digits');
-  const issuedAt = new Date(field("Issued At", isTime, timeExpected("Issued At")));
-  const expiration = optionalField("Expiration Time", isTime, timeExpected("Expiration Time"));
-  const before = optionalField("Not Before", isTime, timeExpected("Not Before"));
-  const requestId = optionalField("Request ID", (v) => REQUEST_ID.test(v), '"Request ID: " and URI path characters');
-  const resources: string[] = [];
-  if (line() === "Resources:") {
-    at++;
-    while (line()?.startsWith("- ")) {
-      const resource = line()!.slice(2);
-      if (!isUri(resource)) fail('"- " and a resource\'s URI');
-      resources.push(resource);
-      at++;
-    }
-  }
-  if (at < lines.length) {
-    fail("the end of the message (after Issued At only Expiration Time, Not Before, Request ID and Resources may follow, in that order)");
-  }
-
+  const nonce = lines.field("Nonce", (v) => NONCE.test(v), '"Nonce: " and at least 8 letters or digits');
+  const issuedAt = new Date(lines.field("Issued At", isTime, timeExpected("Issued At")));
+  const expiration = lines.optionalField("Expiration Time", isTime, timeExpected("Expiration Time"));
+  const before = lines.optionalField("Not Before", isTime, timeExpected("Not Before"));
+  const requestId = lines.optionalField("Request ID", (v) => REQUEST_ID.test(v), '"Request ID: " and URI path characters');
   return {
-    scheme,
-    domain,
-    address,
-    statement,
     uri,
     version: "1",
     chainId: Number(chain),
@@ -136,8 +163,21 @@ export function parseSiweMessage(text: string): SiweMessage {
     expirationTime: expiration === undefined ? undefined : new Date(expiration),
     notBefore: before === undefined ? undefined : new Date(before),
     requestId,
-    resources,
   };
+}
+
+/** `Resources:` and a `- <uri>` line for each, if the message lists any. */
+function resourceLines(lines: Lines): string[] {
+  const resources: string[] = [];
+  if (lines.current !== "Resources:") return resources;
+  lines.at++;
+  while (lines.current?.startsWith("- ")) {
+    const resource = lines.current.slice(2);
+    if (!isUri(resource)) lines.fail('"- " and a resource\'s URI');
+    resources.push(resource);
+    lines.at++;
+  }
+  return resources;
 }
 
 /**
