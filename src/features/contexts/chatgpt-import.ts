@@ -66,12 +66,37 @@ function conversation(value: unknown, path: string, now: number): ImportedContex
   if (!isObject(value)) throw new ImportInvalid(path, "must be a conversation (an object with a mapping)");
   const mapping = value.mapping;
   if (!isObject(mapping)) throw new ImportInvalid(at(path, "mapping"), "must be an object of nodes");
-  const nodePath = (id: string) => at(at(path, "mapping"), id);
   if (value.title !== undefined && value.title !== null && typeof value.title !== "string") throw new ImportInvalid(at(path, "title"), "must be a string or null");
   const created = seconds(value.create_time, at(path, "create_time"), now);
   const updated = seconds(value.update_time, at(path, "update_time"), now);
+  const parents = nodeParents(mapping, at(path, "mapping"));
+  const current = value.current_node ?? null;
+  if (current !== null && (typeof current !== "string" || !parents.has(current))) {
+    throw new ImportInvalid(at(path, "current_node"), "names no node of this conversation");
+  }
+  const { kept, instructions } = keptMessages(mapping, at(path, "mapping"), { now, created });
+  const keptAtOrAbove = nearestKept(kept, parents);
+  for (const message of kept.values()) message.parentKey = keptAtOrAbove(parents.get(message.key) ?? null);
 
-  // Every node's parent, checked: a tree over the mapping's keys.
+  const list = [...kept.values()].sort((a, b) => a.createdAt - b.createdAt);
+  const firstQuestion = list.find((m) => m.role === "user");
+  return {
+    name: importedName(value.title as string | null | undefined, firstQuestion ? contextNameFrom(firstQuestion.content) : "Imported conversation"),
+    nameSource: "person",
+    groupName: null,
+    instructions,
+    pinned: false,
+    archived: value.is_archived === true,
+    createdAt: created ?? list[0]?.createdAt ?? now,
+    updatedAt: updated ?? created ?? list.at(-1)?.createdAt ?? now,
+    leafKey: keptAtOrAbove(current),
+    messages: list,
+  };
+}
+
+/** Every node's parent, checked: a tree over the mapping's keys. */
+function nodeParents(mapping: Record<string, unknown>, path: string): Map<string, string | null> {
+  const nodePath = (id: string) => at(path, id);
   const parents = new Map<string, string | null>();
   for (const [id, node] of Object.entries(mapping)) {
     if (!isObject(node)) throw new ImportInvalid(nodePath(id), "must be a node (an object with message, parent and children)");
@@ -85,19 +110,19 @@ function conversation(value: unknown, path: string, now: number): ImportedContex
     parents.set(id, parent);
   }
   checkAcyclic(parents, (id) => at(nodePath(id), "parent"));
-  const current = value.current_node ?? null;
-  if (current !== null && (typeof current !== "string" || !parents.has(current))) {
-    throw new ImportInvalid(at(path, "current_node"), "names no node of this conversation");
-  }
+  return parents;
+}
 
-  // The messages kept, and for every node the nearest kept message at or above it.
+/** The messages a person saw (their parents linked later), and the custom instructions, if any node carries them. */
+function keptMessages(mapping: Record<string, unknown>, path: string, time: { now: number; created: number | null }): { kept: Map<string, ImportedMessage>; instructions: string | null } {
   let instructions: string | null = null;
   const kept = new Map<string, ImportedMessage>();
   for (const [id, node] of Object.entries(mapping) as Array<[string, Record<string, unknown>]>) {
     const message = node.message;
     if (!isObject(message)) continue;
     instructions ??= customInstructions(message);
-    const shown = shownText(message, at(nodePath(id), "message"));
+    const messagePath = at(at(path, id), "message");
+    const shown = shownText(message, messagePath);
     if (!shown) continue;
     const metadata = isObject(message.metadata) ? message.metadata : {};
     const model = shown.role === "assistant" && typeof metadata.model_slug === "string" ? storable(metadata.model_slug).slice(0, 100) : null;
@@ -105,18 +130,23 @@ function conversation(value: unknown, path: string, now: number): ImportedContex
       key: id,
       parentKey: null,
       role: shown.role,
-      content: checkContent(shown.text, at(at(at(nodePath(id), "message"), "content"), "parts")),
+      content: checkContent(shown.text, at(at(messagePath, "content"), "parts")),
       model,
-      createdAt: seconds(message.create_time, at(at(nodePath(id), "message"), "create_time"), now) ?? created ?? now,
+      createdAt: seconds(message.create_time, at(messagePath, "create_time"), time.now) ?? time.created ?? time.now,
     });
   }
-  const nearestKept = new Map<string, string | null>();
-  const keptAtOrAbove = (id: string | null): string | null => {
+  return { kept, instructions };
+}
+
+/** For any node, the nearest kept message at or above it (memoised along each walk up). */
+function nearestKept(kept: Map<string, ImportedMessage>, parents: Map<string, string | null>): (id: string | null) => string | null {
+  const nearest = new Map<string, string | null>();
+  return (id) => {
     const path: string[] = [];
     let found: string | null = null;
     for (let node = id; node !== null; node = parents.get(node) ?? null) {
-      if (nearestKept.has(node)) {
-        found = nearestKept.get(node)!;
+      if (nearest.has(node)) {
+        found = nearest.get(node)!;
         break;
       }
       path.push(node);
@@ -125,25 +155,8 @@ function conversation(value: unknown, path: string, now: number): ImportedContex
         break;
       }
     }
-    for (const node of path) nearestKept.set(node, found);
+    for (const node of path) nearest.set(node, found);
     return found;
-  };
-  for (const message of kept.values()) message.parentKey = keptAtOrAbove(parents.get(message.key) ?? null);
-
-  const list = [...kept.values()].sort((a, b) => a.createdAt - b.createdAt);
-  const firstQuestion = list.find((m) => m.role === "user");
-  const leaf = keptAtOrAbove(current);
-  return {
-    name: importedName(value.title as string | null | undefined, firstQuestion ? contextNameFrom(firstQuestion.content) : "Imported conversation"),
-    nameSource: "person",
-    groupName: null,
-    instructions,
-    pinned: false,
-    archived: value.is_archived === true,
-    createdAt: created ?? list[0]?.createdAt ?? now,
-    updatedAt: updated ?? created ?? list.at(-1)?.createdAt ?? now,
-    leafKey: leaf,
-    messages: list,
   };
 }
 
