@@ -1,4 +1,4 @@
-import { calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from "jose";
+import { calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
 import { InvalidTokenError, VerifiedTokenCache } from "./jwt";
 
 /**
@@ -48,27 +48,7 @@ const METHODS: readonly SignInMethod[] = ["wallet", "provider", "local"];
  * key first, drop the old one once its tokens have expired).
  */
 export async function createSessionTokens(text: string): Promise<SessionTokens> {
-  let parsed: { keys?: JWK[] } & JWK;
-  try {
-    parsed = JSON.parse(text) as typeof parsed;
-  } catch {
-    throw new Error("SESSION_SIGNING_KEY is not JSON: it must be a private EC P-256 JWK, or a JWKS of them (npm run session-key prints one)");
-  }
-  const list = Array.isArray(parsed.keys) ? parsed.keys : [parsed];
-  if (list.length === 0) throw new Error("SESSION_SIGNING_KEY holds no key");
-  const keys = await Promise.all(
-    list.map(async (jwk) => {
-      if (jwk.kty !== "EC" || jwk.crv !== "P-256" || !jwk.d) throw new Error("SESSION_SIGNING_KEY must hold private EC P-256 JWKs (with d)");
-      const { d: _private, ...publicJwk } = jwk;
-      const kid = jwk.kid ?? (await calculateJwkThumbprint(publicJwk));
-      return {
-        kid,
-        privateKey: (await importJWK({ ...jwk, alg: "ES256" }, "ES256")) as CryptoKey,
-        publicKey: (await importJWK({ ...publicJwk, alg: "ES256" }, "ES256")) as CryptoKey,
-        publicJwk: { kty: publicJwk.kty!, crv: publicJwk.crv!, x: publicJwk.x!, y: publicJwk.y!, kid, alg: "ES256", use: "sig" } satisfies SessionPublicJwk,
-      };
-    }),
-  );
+  const keys = await sessionKeys(text);
   const byKid = new Map(keys.map((k) => [k.kid, k]));
   const signing = keys[0]!;
   const verified = new VerifiedTokenCache<SessionClaims & { issuer: string }>();
@@ -101,35 +81,73 @@ export async function createSessionTokens(text: string): Promise<SessionTokens> 
     async verify(token, { issuer, now }) {
       let claims = verified.get(token, now.getTime());
       if (!claims || claims.issuer !== issuer) {
-        try {
-          const { payload } = await jwtVerify(token, (header) => byKid.get(header.kid ?? "")?.publicKey ?? Promise.reject(new errors.JWKSNoMatchingKey()), {
-            algorithms: ["ES256"],
-            issuer,
-            audience: issuer,
-            typ: "at+jwt",
-            currentDate: now,
-            requiredClaims: ["exp", "sub", "sid"],
-            // Issued and checked by this service's own clocks (NTP-synchronised machines).
-            clockTolerance: 1,
-          });
-          if (typeof payload.sid !== "string" || !METHODS.includes(payload.method as SignInMethod)) {
-            throw new InvalidTokenError("the access token is malformed or invalid");
-          }
-          claims = { userId: payload.sub!, sessionId: payload.sid, method: payload.method as SignInMethod, expiresAt: new Date(payload.exp! * 1000), issuer };
-          verified.set(token, claims, payload, now.getTime());
-        } catch (err) {
-          if (err instanceof InvalidTokenError) throw err;
-          throw new InvalidTokenError(
-            err instanceof errors.JWTExpired
-              ? "the access token has expired; refresh the session (POST /auth/refresh) or sign in again"
-              : err instanceof errors.JWTClaimValidationFailed && (err.claim === "iss" || err.claim === "aud")
-                ? "the access token was issued for another origin of this service; sign in here"
-                : "the access token is malformed or invalid",
-          );
-        }
+        const payload = await verifiedPayload(token, byKid, issuer, now);
+        claims = { userId: payload.sub!, sessionId: payload.sid as string, method: payload.method as SignInMethod, expiresAt: new Date(payload.exp! * 1000), issuer };
+        verified.set(token, claims, payload, now.getTime());
       }
       // Whether its session has ended is the database's to say (src/platform/auth/ended-sessions.ts).
       return claims;
     },
   };
+}
+
+interface SessionKey {
+  kid: string;
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  publicJwk: SessionPublicJwk;
+}
+
+/** The keys SESSION_SIGNING_KEY holds, imported; the first signs. */
+async function sessionKeys(text: string): Promise<SessionKey[]> {
+  let parsed: { keys?: JWK[] } & JWK;
+  try {
+    parsed = JSON.parse(text) as typeof parsed;
+  } catch {
+    throw new Error("SESSION_SIGNING_KEY is not JSON: it must be a private EC P-256 JWK, or a JWKS of them (npm run session-key prints one)");
+  }
+  const list = Array.isArray(parsed.keys) ? parsed.keys : [parsed];
+  if (list.length === 0) throw new Error("SESSION_SIGNING_KEY holds no key");
+  return Promise.all(
+    list.map(async (jwk) => {
+      if (jwk.kty !== "EC" || jwk.crv !== "P-256" || !jwk.d) throw new Error("SESSION_SIGNING_KEY must hold private EC P-256 JWKs (with d)");
+      const { d: _private, ...publicJwk } = jwk;
+      const kid = jwk.kid ?? (await calculateJwkThumbprint(publicJwk));
+      return {
+        kid,
+        privateKey: (await importJWK({ ...jwk, alg: "ES256" }, "ES256")) as CryptoKey,
+        publicKey: (await importJWK({ ...publicJwk, alg: "ES256" }, "ES256")) as CryptoKey,
+        publicJwk: { kty: publicJwk.kty!, crv: publicJwk.crv!, x: publicJwk.x!, y: publicJwk.y!, kid, alg: "ES256", use: "sig" } satisfies SessionPublicJwk,
+      };
+    }),
+  );
+}
+
+/** An access token's payload, once its signature (by one of `byKid`), issuer, audience and times check; else why not, as a person reads it. */
+async function verifiedPayload(token: string, byKid: Map<string, SessionKey>, issuer: string, now: Date): Promise<JWTPayload> {
+  try {
+    const { payload } = await jwtVerify(token, (header) => byKid.get(header.kid ?? "")?.publicKey ?? Promise.reject(new errors.JWKSNoMatchingKey()), {
+      algorithms: ["ES256"],
+      issuer,
+      audience: issuer,
+      typ: "at+jwt",
+      currentDate: now,
+      requiredClaims: ["exp", "sub", "sid"],
+      // Issued and checked by this service's own clocks (NTP-synchronised machines).
+      clockTolerance: 1,
+    });
+    if (typeof payload.sid !== "string" || !METHODS.includes(payload.method as SignInMethod)) {
+      throw new InvalidTokenError("the access token is malformed or invalid");
+    }
+    return payload;
+  } catch (err) {
+    if (err instanceof InvalidTokenError) throw err;
+    throw new InvalidTokenError(
+      err instanceof errors.JWTExpired
+        ? "the access token has expired; refresh the session (POST /auth/refresh) or sign in again"
+        : err instanceof errors.JWTClaimValidationFailed && (err.claim === "iss" || err.claim === "aud")
+          ? "the access token was issued for another origin of this service; sign in here"
+          : "the access token is malformed or invalid",
+    );
+  }
 }
