@@ -1,4 +1,4 @@
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
 import type { AppEnv, Deps } from "./platform/deps";
@@ -32,10 +32,14 @@ import { serveClientFile, serveClientPage } from "./platform/http/web-client";
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
 
-/** The whole HTTP service, independent of the runtime it is served from. */
-export function createApp(resolveDeps: DepsResolver) {
+/**
+ * The whole HTTP service, independent of the runtime it is served from. `compression`: the
+ * Node entry's, around every reply (the Worker's are compressed at Cloudflare's edge).
+ */
+export function createApp(resolveDeps: DepsResolver, options: { compression?: MiddlewareHandler } = {}) {
   const app = createRouter();
 
+  if (options.compression) app.use(options.compression);
   app.use(requestId());
   // The dependencies, then CORS, in one middleware: each one more is an async hop on every
   // request. Hono's cors() answers a preflight; on every other request the same headers are

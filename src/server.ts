@@ -10,6 +10,7 @@ import { keepSearchIndexed } from "./jobs/search-index";
 import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./platform/node/local-login-key";
 import { createNodeDeps } from "./platform/node/node-deps";
 import { serveNode } from "./platform/node/serve-node";
+import { compressJson } from "./platform/node/compress-json";
 import { nextUtcMidnight } from "./features/account/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./features/chat/holds";
 
@@ -78,7 +79,7 @@ async function main() {
   setTimeout(releaseHolds, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS).unref();
   // New messages wait to be indexed for search; this indexes them a few times a second.
   const stopIndexing = keepSearchIndexed(deps);
-  const app = createApp(() => deps);
+  const app = createApp(() => deps, { compression: compressJson() });
 
   const server = serveNode(app.fetch, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
     deps.baseUrl = `http://localhost:${info.port}`;
