@@ -1,5 +1,5 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
@@ -11,7 +11,7 @@ import { creditsKey, updateCredits, useCredits } from "./credits";
 import { readDraft, writeDraft } from "./draft";
 import { InstructionsDialog } from "./instructions-dialog";
 import { MessageList, type MessageActions, type ShownMessage } from "./message-list";
-import { ModelPicker, useModels } from "./model-picker";
+import { ModelHint, ModelPicker, useModels } from "./model-picker";
 import { regenerateReply, sendMessage, type DoneEvent } from "./send-message";
 import { VoiceButton } from "./voice-button";
 
@@ -114,10 +114,15 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
 
   const serverDefault = models.data?.find((m) => m.default)?.id;
   // The profile shows the server's default until the person picks one, and that default
-  // changes when the models do (a local Ollama found): read the profile again then.
+  // changes when the models do (a local Ollama found): read the profile again then, and only
+  // then (the first list of models is as new as the profile read beside it).
+  const seenDefault = useRef<{ id: string | undefined } | null>(null);
   useEffect(() => {
-    if (serverDefault) void client.invalidateQueries({ queryKey: profileKey });
-  }, [serverDefault]);
+    if (!models.data) return;
+    const changed = seenDefault.current !== null && seenDefault.current.id !== serverDefault;
+    seenDefault.current = { id: serverDefault };
+    if (changed && serverDefault) void client.invalidateQueries({ queryKey: profileKey });
+  }, [models.data !== undefined, serverDefault]);
   const known = (id: string | undefined) => (id && (!models.data || models.data.some((m) => m.id === id)) ? id : undefined);
   // A preference or an old reply may name a model this server no longer offers: the server's default then.
   const defaultModel = known(profile.data?.preferences.defaultModel) ?? serverDefault ?? "svc-70b";
@@ -131,6 +136,15 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const streaming = pending?.state === "streaming";
   // The reply is complete and stored; the conversation is being read again to show it.
   const settling = pending?.state === "done";
+
+  // The composer grows with its text up to 240 px and shrinks with it: when a message is sent
+  // (its text leaves), a draft comes back, another conversation's draft shows.
+  useLayoutEffect(() => {
+    const box = input.current;
+    if (!box) return;
+    box.style.height = "auto";
+    box.style.height = `${Math.min(box.scrollHeight, 240)}px`;
+  }, [text]);
 
   function edit(value: string) {
     setText(value);
@@ -389,11 +403,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             value={text}
             disabled={outOfCredits || noModel}
             aria-describedby={disabledReason ? "composer-reason" : noModel ? "setup-card" : undefined}
-            onInput={(e) => {
-              edit(e.currentTarget.value);
-              e.currentTarget.style.height = "auto";
-              e.currentTarget.style.height = `${Math.min(e.currentTarget.scrollHeight, 240)}px`;
-            }}
+            onInput={(e) => edit(e.currentTarget.value)}
             onKeyDown={(e) => {
               if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
                 e.preventDefault();
@@ -413,9 +423,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
                   setEditingInstructions(true);
                 }}
               >
-                <Icon name="note" size={14} /> Instructions
+                <Icon name="note" size={14} /> <span class="chip-label">Instructions</span>
                 {instructions && <span class="chip-dot" aria-hidden="true" />}
               </button>
+              <ModelHint model={chosenModel} />
             </div>
             <div class="composer-actions">
               {voiceOn && !cannotSend && (

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Message } from "../api/client";
 import { Icon } from "../ui/icons";
 import { Markdown } from "../ui/markdown";
+import { ReadAloudButton } from "./read-aloud";
 
 export interface ShownMessage {
   id: string;
@@ -94,7 +95,14 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
             rows={3}
             value={editing}
             onInput={(e) => setEditing(e.currentTarget.value)}
-            onKeyDown={(e) => e.key === "Escape" && setEditing(null)}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") setEditing(null);
+              // As in the composer: Enter sends, Shift+Enter adds a line.
+              else if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                e.currentTarget.form?.requestSubmit();
+              }
+            }}
             ref={editor}
           />
           <div class="row-actions">
@@ -110,7 +118,7 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
         <div class="bubble">{m.content}</div>
       ) : (
         <div class="reply" aria-busy={m.streaming ? "true" : undefined}>
-          <Markdown text={m.content || (m.streaming ? "…" : "")} />
+          {m.streaming && !m.content ? <Writing /> : <Markdown text={m.content} />}
           {m.note && <p class="message-note">{m.note}</p>}
         </div>
       )}
@@ -123,13 +131,30 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
               <Icon name="edit" size={16} />
             </button>
           ) : (
-            <button type="button" class="icon-button small" aria-label="Regenerate reply" title="Regenerate" onClick={() => actions.regenerate(m)}>
-              <Icon name="regenerate" size={16} />
-            </button>
+            <>
+              <ReadAloudButton id={m.id} text={m.content} />
+              <button type="button" class="icon-button small" aria-label="Regenerate reply" title="Regenerate" onClick={() => actions.regenerate(m)}>
+                <Icon name="regenerate" size={16} />
+              </button>
+            </>
           )}
         </div>
       )}
     </li>
+  );
+}
+
+/** Before the first word of a reply: three dots that pulse, and words for a screen reader. */
+function Writing() {
+  return (
+    <p class="writing" role="status">
+      <span class="writing-dots" aria-hidden="true">
+        <span />
+        <span />
+        <span />
+      </span>
+      <span class="visually-hidden">The assistant is writing a reply</span>
+    </p>
   );
 }
 

@@ -1,4 +1,5 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "preact/hooks";
 import { api, must, type Context, type Schemas } from "../api/client";
 
 /** Which contexts a list shows: a group's (or `none`), the pinned ones, or the archived ones. */
@@ -55,5 +56,36 @@ export function useContextActions() {
     mutationFn: (name: string) => must(api.POST("/groups", { body: { name } })),
     onSuccess: refresh,
   });
-  return { update, remove, createGroup };
+  const renameGroup = useMutation({
+    mutationFn: ({ id, name }: { id: string; name: string }) => must(api.PATCH("/groups/{id}", { params: { path: { id } }, body: { name } })),
+    onSuccess: refresh,
+  });
+  const deleteGroup = useMutation({
+    mutationFn: (id: string) => must(api.DELETE("/groups/{id}", { params: { path: { id } } })),
+    // Its conversations stay, in no group: the open one's groupId changed too.
+    onSuccess: () => {
+      refresh();
+      void client.invalidateQueries({ queryKey: ["context"] });
+    },
+  });
+  return { update, remove, createGroup, renameGroup, deleteGroup };
+}
+
+/**
+ * The open conversation as the chat screen last read it (GET /contexts/{id}, any branch),
+ * or undefined before it has: its name, group, pin and archive state for the top bar and
+ * the navigator, without a request of their own.
+ */
+export function useOpenConversation(id: string | undefined): Context | undefined {
+  const client = useQueryClient();
+  const read = () => (id ? client.getQueriesData<{ pages: Context[] }>({ queryKey: ["context", id] }).find(([, d]) => d?.pages[0])?.[1]?.pages[0] : undefined);
+  const [context, setContext] = useState(read);
+  useEffect(() => {
+    setContext(read);
+    return client.getQueryCache().subscribe((event) => {
+      const key = event.query.queryKey;
+      if (key[0] === "context" && key[1] === id) setContext(read);
+    });
+  }, [client, id]);
+  return context;
 }

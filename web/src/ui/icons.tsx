@@ -25,6 +25,7 @@ const paths = {
   download: "M12 4v12M7 11l5 5 5-5M5 20h14",
   upload: "M12 20V8M7 13l5-5 5 5M5 4h14",
   check: "M5 12l5 5L20 7",
+  speaker: "M11 5L6 9H3v6h3l5 4zM15.5 8.5a5 5 0 0 1 0 7M18.5 5.5a9 9 0 0 1 0 13",
   left: "M15 6l-6 6 6 6",
   right: "M9 6l6 6-6 6",
 };
