@@ -6,6 +6,7 @@ import { ConversationHeader } from "./chat/conversation-header";
 import { CreditCounter } from "./chat/credit-counter";
 import { Sidebar } from "./navigator/sidebar";
 import { Icon } from "./ui/icons";
+import { useAfterFirstPaint } from "./ui/use-after-first-paint";
 
 // Settings are a page of their own, loaded when opened; so is the archive.
 const SettingsScreen = lazy(() => import("./settings/settings-screen").then((m) => m.SettingsScreen));
@@ -14,6 +15,9 @@ const ArchivedScreen = lazy(() => import("./navigator/archived-screen").then((m)
 /** The signed-in app: the navigator, the top bar, and the chat or settings. */
 export function Shell() {
   const [drawer, setDrawer] = useState(false);
+  // The navigator comes the task after the first paint of the chat (or settings): on a phone it
+  // is a closed drawer, and one long task at start is what makes a page feel stuck.
+  const navigator = useAfterFirstPaint();
   const toggle = useRef<HTMLButtonElement>(null);
   const closeDrawer = () => {
     setDrawer(false);
@@ -39,7 +43,7 @@ export function Shell() {
         Skip to content
       </a>
       <div class="sidebar-wrap" id="navigator">
-        <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} />
+        {navigator && <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} />}
       </div>
       {drawer && <div class="scrim" onClick={closeDrawer} aria-hidden="true" />}
       <div class="main">

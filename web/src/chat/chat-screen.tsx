@@ -14,6 +14,7 @@ import { MessageList, type MessageActions, type ShownMessage } from "./message-l
 import { ModelHint, ModelPicker, useModels } from "./model-picker";
 import { regenerateReply, sendMessage, type DoneEvent } from "./send-message";
 import { VoiceButton } from "./voice-button";
+import { warmPreparer } from "../ui/prepare";
 
 interface Pending {
   /**
@@ -106,6 +107,11 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     input.current?.focus();
   }, [contextId]);
 
+  // A conversation's replies are rendered by a worker: it starts loading while they do.
+  useEffect(() => {
+    if (contextId) warmPreparer();
+  }, [contextId]);
+
   // A search hit further back than what is loaded: go back page by page until it is there.
   useEffect(() => {
     if (!focusId || !context.data || loaded.some((m) => m.id === focusId)) return;
@@ -139,11 +145,13 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
 
   // The composer grows with its text up to 240 px and shrinks with it: when a message is sent
   // (its text leaves), a draft comes back, another conversation's draft shows.
+  // Empty, it is one line by its CSS: measuring (scrollHeight) would make the browser lay out
+  // the whole page in the middle of rendering it.
   useLayoutEffect(() => {
     const box = input.current;
     if (!box) return;
-    box.style.height = "auto";
-    box.style.height = `${Math.min(box.scrollHeight, 240)}px`;
+    box.style.height = "";
+    if (text) box.style.height = `${Math.min(box.scrollHeight, 240)}px`;
   }, [text]);
 
   function edit(value: string) {
@@ -337,6 +345,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         </p>
       )}
       <MessageList
+        conversation={contextId}
+        language={profile.data?.preferences.language ?? ""}
         before={
           context.hasNextPage ? (
             <button type="button" class="button small" onClick={() => void context.fetchNextPage()} disabled={context.isFetchingNextPage}>

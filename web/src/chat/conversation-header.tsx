@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { useLocation } from "wouter-preact";
 import { ConversationDialogs, ConversationMenuItems, exportConversation, type ConversationAction, type ConversationDialog } from "../navigator/conversation-actions";
-import { useContextActions, useOpenConversation } from "../navigator/queries";
+import { useOpenConversation, useUpdateContext } from "../navigator/queries";
 import { Icon } from "../ui/icons";
 import { Menu } from "../ui/menu";
 import { plainText } from "../ui/plain-text";
@@ -15,7 +15,7 @@ export function ConversationHeader({ id }: { id: string | undefined }) {
   const context = useOpenConversation(id);
   // A name made from a first message may carry its Markdown (`# Title`): it reads as text.
   const name = context ? plainText(context.name) || context.name : undefined;
-  const { update } = useContextActions();
+  const update = useUpdateContext();
   const [, navigate] = useLocation();
   const [renaming, setRenaming] = useState(false);
   const [menu, setMenu] = useState(false);

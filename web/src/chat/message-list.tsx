@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Message } from "../api/client";
 import { Icon } from "../ui/icons";
 import { Markdown } from "../ui/markdown";
+import { usePrepared } from "../ui/prepare";
 import { ReadAloudButton } from "./read-aloud";
 
 export interface ShownMessage {
@@ -27,17 +28,31 @@ export interface MessageActions {
   regenerate(message: ShownMessage): void;
 }
 
-/** The conversation; scrolls to the newest text, or to `focusId` (a search hit) once. */
+/**
+ * The conversation; scrolls to the newest text, or to `focusId` (a search hit) once. A
+ * conversation opened shows once its replies are rendered, off the main thread
+ * (prepare.ts), all at once: nothing jumps as they come in.
+ */
 export function MessageList(props: {
+  /** Which conversation this is (undefined: a new chat). */
+  conversation: string | undefined;
   messages: ShownMessage[];
   focusId?: string | null;
   empty?: preact.ComponentChildren;
   before?: preact.ComponentChildren;
   actions?: MessageActions;
+  /** The profile's language, for reading replies aloud ("" for the browser's). */
+  language?: string;
 }) {
   const end = useRef<HTMLDivElement>(null);
   const focused = useRef<string | null>(null);
   const last = props.messages[props.messages.length - 1];
+  // Once shown, a conversation is not held back again: a reply just streamed, an edit, a
+  // regenerated reply render at once. Nor is one still being written (its own first message).
+  const revealed = useRef<string | undefined | null>(null);
+  const holding = revealed.current !== props.conversation && props.messages.every((m) => m.siblingIds);
+  const ready = usePrepared(holding ? props.messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content) : []);
+  if (props.messages.length > 0 && (!holding || ready)) revealed.current = props.conversation;
   useEffect(() => {
     if (props.focusId && focused.current !== props.focusId) {
       const target = document.getElementById(`message-${props.focusId}`);
@@ -52,12 +67,21 @@ export function MessageList(props: {
   }, [last?.id, last?.content, props.focusId]);
 
   if (props.messages.length === 0) return <div class="messages empty">{props.empty}</div>;
+  if (holding && !ready) {
+    return (
+      <div class="messages" aria-busy="true">
+        <p class="visually-hidden" role="status">
+          Loading the conversation…
+        </p>
+      </div>
+    );
+  }
   return (
     <div class="messages">
       {props.before && <div class="earlier">{props.before}</div>}
       <ol class="message-items" aria-label="Conversation">
         {props.messages.map((m) => (
-          <Item key={m.id} message={m} focused={props.focusId === m.id} actions={m.siblingIds ? props.actions : undefined} />
+          <Item key={m.id} message={m} focused={props.focusId === m.id} actions={m.siblingIds ? props.actions : undefined} language={props.language ?? ""} />
         ))}
       </ol>
       <div ref={end} />
@@ -65,7 +89,7 @@ export function MessageList(props: {
   );
 }
 
-function Item({ message: m, focused, actions }: { message: ShownMessage; focused: boolean; actions?: MessageActions }) {
+function Item({ message: m, focused, actions, language }: { message: ShownMessage; focused: boolean; actions?: MessageActions; language: string }) {
   const [editing, setEditing] = useState<string | null>(null);
   const editor = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
@@ -132,7 +156,7 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
             </button>
           ) : (
             <>
-              <ReadAloudButton id={m.id} text={m.content} />
+              <ReadAloudButton id={m.id} text={m.content} language={language} />
               <button type="button" class="icon-button small" aria-label="Regenerate reply" title="Regenerate" onClick={() => actions.regenerate(m)}>
                 <Icon name="regenerate" size={16} />
               </button>

@@ -1,5 +1,4 @@
 import { useEffect, useState } from "preact/hooks";
-import { useProfile } from "../settings/profile-query";
 import { Icon } from "../ui/icons";
 import { plainText } from "../ui/plain-text";
 
@@ -61,9 +60,8 @@ function stop() {
   speechSynthesis.cancel();
 }
 
-/** "Read aloud" under a reply, "Stop reading" while it is read; absent where the browser cannot speak. */
-export function ReadAloudButton({ id, text }: { id: string; text: string }) {
-  const profile = useProfile();
+/** "Read aloud" under a reply (in `language`, the profile's), "Stop reading" while it is read; absent where the browser cannot speak. */
+export function ReadAloudButton({ id, text, language }: { id: string; text: string; language: string }) {
   const [active, setActive] = useState(reading === id);
   useEffect(() => {
     const listener = () => setActive(reading === id);
@@ -81,7 +79,7 @@ export function ReadAloudButton({ id, text }: { id: string; text: string }) {
       class="icon-button small"
       aria-label={active ? "Stop reading" : "Read aloud"}
       title={active ? "Stop reading" : "Read aloud"}
-      onClick={() => (active ? stop() : read(id, text, profile.data?.preferences.language ?? ""))}
+      onClick={() => (active ? stop() : read(id, text, language))}
     >
       <Icon name={active ? "stop" : "speaker"} size={16} />
     </button>

@@ -3,7 +3,7 @@ import { downloadFile } from "../api/download";
 import { ConfirmDialog } from "../ui/dialog";
 import { plainText } from "../ui/plain-text";
 import { MoveDialog } from "./move-dialog";
-import { useContextActions } from "./queries";
+import { useRemoveContext } from "./queries";
 import { ShareDialog } from "./share-dialog";
 
 // What can be done with a conversation, the same wherever its menu is: a row of the
@@ -42,25 +42,32 @@ export function exportConversation(context: Context, format: "markdown" | "json"
 export type ConversationDialog = { action: "move" | "share" | "delete"; context: Context };
 
 export function ConversationDialogs(props: { dialog: ConversationDialog | null; onClose: () => void; onDeleted: (context: Context) => void }) {
-  const { remove } = useContextActions();
   const { dialog } = props;
   return (
     <>
       {dialog?.action === "share" && <ShareDialog context={dialog.context} onClose={props.onClose} />}
       {dialog?.action === "move" && <MoveDialog context={dialog.context} onClose={props.onClose} />}
-      <ConfirmDialog
-        title="Delete this conversation?"
-        open={dialog?.action === "delete"}
-        confirmLabel="Delete"
-        onClose={props.onClose}
-        onConfirm={() => {
-          const context = dialog!.context;
-          props.onClose();
-          remove.mutate(context.id, { onSuccess: () => props.onDeleted(context) });
-        }}
-      >
-        “{plainText(dialog?.context.name ?? "")}” and its messages will be deleted for good, and its share link stops working.
-      </ConfirmDialog>
+      <DeleteDialog context={dialog?.action === "delete" ? dialog.context : null} onClose={props.onClose} onDeleted={props.onDeleted} />
     </>
+  );
+}
+
+/** Always there (closed), so that closing it hands the focus back to what opened it. */
+function DeleteDialog(props: { context: Context | null; onClose: () => void; onDeleted: (context: Context) => void }) {
+  const remove = useRemoveContext();
+  return (
+    <ConfirmDialog
+      title="Delete this conversation?"
+      open={props.context !== null}
+      confirmLabel="Delete"
+      onClose={props.onClose}
+      onConfirm={() => {
+        const context = props.context!;
+        props.onClose();
+        remove.mutate(context.id, { onSuccess: () => props.onDeleted(context) });
+      }}
+    >
+      “{plainText(props.context?.name ?? "")}” and its messages will be deleted for good, and its share link stops working.
+    </ConfirmDialog>
   );
 }

@@ -2,12 +2,13 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Context } from "../api/client";
 import { Dialog } from "../ui/dialog";
 import { plainText } from "../ui/plain-text";
-import { useContextActions, useGroups } from "./queries";
+import { useCreateGroup, useGroups, useUpdateContext } from "./queries";
 
 /** Move a conversation into a group (a new one if need be), or out of any group. */
 export function MoveDialog({ context, onClose }: { context: Context; onClose: () => void }) {
   const groups = useGroups();
-  const { update, createGroup } = useContextActions();
+  const update = useUpdateContext();
+  const createGroup = useCreateGroup();
   const [choice, setChoice] = useState<string>(context.groupId ?? "");
   const [newName, setNewName] = useState("");
   const error = update.error ?? createGroup.error;

@@ -30,14 +30,23 @@ export function useSearch(q: string) {
   });
 }
 
-/** Rename, move, pin, archive and delete: each refreshes every list the context may be in. */
-export function useContextActions() {
+/** After a change to a context or a group: every list it may be in is read again. */
+function useRefreshLists() {
   const client = useQueryClient();
-  const refresh = () => {
+  return () => {
     void client.invalidateQueries({ queryKey: ["contexts"] });
     void client.invalidateQueries({ queryKey: ["groups"] });
   };
-  const update = useMutation({
+}
+
+// Each action its own hook: a mutation is an observer made at mount, and a row, a folder or
+// the top bar needs one or two of them, not all.
+
+/** Rename, move, pin, archive: PATCH /contexts/{id}. */
+export function useUpdateContext() {
+  const client = useQueryClient();
+  const refresh = useRefreshLists();
+  return useMutation({
     mutationFn: ({ id, patch }: { id: string; patch: Schemas["ContextPatch"] }) =>
       must(api.PATCH("/contexts/{id}", { params: { path: { id } }, body: patch })),
     onSuccess: (context: Context) => {
@@ -45,30 +54,41 @@ export function useContextActions() {
       refresh();
     },
   });
-  const remove = useMutation({
+}
+
+export function useRemoveContext() {
+  const client = useQueryClient();
+  const refresh = useRefreshLists();
+  return useMutation({
     mutationFn: (id: string) => must(api.DELETE("/contexts/{id}", { params: { path: { id } } })),
     onSuccess: (_: unknown, id: string) => {
       client.removeQueries({ queryKey: ["context", id] });
       refresh();
     },
   });
-  const createGroup = useMutation({
-    mutationFn: (name: string) => must(api.POST("/groups", { body: { name } })),
-    onSuccess: refresh,
-  });
+}
+
+export function useCreateGroup() {
+  const refresh = useRefreshLists();
+  return useMutation({ mutationFn: (name: string) => must(api.POST("/groups", { body: { name } })), onSuccess: refresh });
+}
+
+/** Rename and delete a group (its conversations stay, in no group: the open one's groupId changes too). */
+export function useGroupActions() {
+  const client = useQueryClient();
+  const refresh = useRefreshLists();
   const renameGroup = useMutation({
     mutationFn: ({ id, name }: { id: string; name: string }) => must(api.PATCH("/groups/{id}", { params: { path: { id } }, body: { name } })),
     onSuccess: refresh,
   });
   const deleteGroup = useMutation({
     mutationFn: (id: string) => must(api.DELETE("/groups/{id}", { params: { path: { id } } })),
-    // Its conversations stay, in no group: the open one's groupId changed too.
     onSuccess: () => {
       refresh();
       void client.invalidateQueries({ queryKey: ["context"] });
     },
   });
-  return { update, remove, createGroup, renameGroup, deleteGroup };
+  return { renameGroup, deleteGroup };
 }
 
 /**

@@ -10,9 +10,10 @@ import { Icon } from "../ui/icons";
 import { Snippet } from "../ui/markdown";
 import { Menu } from "../ui/menu";
 import { plainText } from "../ui/plain-text";
+import { useAfterFirstPaint } from "../ui/use-after-first-paint";
 import { ContextRow } from "./context-row";
 import { ConversationDialogs, exportConversation, type ConversationAction, type ConversationDialog } from "./conversation-actions";
-import { useContextActions, useContextPages, useGroups, useOpenConversation, useSearch } from "./queries";
+import { useContextPages, useGroupActions, useGroups, useOpenConversation, useSearch, useUpdateContext } from "./queries";
 
 const ROW_HEIGHT = 36;
 
@@ -32,11 +33,13 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
   const [, navigate] = useLocation();
   const activeId = params?.id;
   const [query, setQuery] = useState("");
+  // The list (windowed: it measures the page) comes the task after the first paint.
+  const listed = useAfterFirstPaint();
   const q = useDebounced(query.trim(), 250);
   const search = useSearch(q);
   const groups = useGroups();
   const profile = useProfile();
-  const actions = useContextActions();
+  const update = useUpdateContext();
   const [renaming, setRenaming] = useState<string | null>(null);
   const [dialog, setDialog] = useState<ConversationDialog | null>(null);
   // Folders opened or closed by hand; the one holding the open conversation is open unless closed.
@@ -55,17 +58,17 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
     const name = plainText(context.name);
     setNotice(null);
     if (action === "rename") setRenaming(context.id);
-    else if (action === "pin") actions.update.mutate({ id: context.id, patch: { pinned: !context.pinned } }, { onError: failed });
+    else if (action === "pin") update.mutate({ id: context.id, patch: { pinned: !context.pinned } }, { onError: failed });
     else if (action === "archive") {
-      const restore = () => actions.update.mutate({ id: context.id, patch: { archived: false } }, { onSuccess: () => setNotice(null), onError: failed });
-      actions.update.mutate({ id: context.id, patch: { archived: true } }, { onSuccess: () => setNotice({ text: `Archived “${name}”.`, undo: restore }), onError: failed });
+      const restore = () => update.mutate({ id: context.id, patch: { archived: false } }, { onSuccess: () => setNotice(null), onError: failed });
+      update.mutate({ id: context.id, patch: { archived: true } }, { onSuccess: () => setNotice({ text: `Archived “${name}”.`, undo: restore }), onError: failed });
     } else if (action === "export-markdown") void exportConversation(context, "markdown").catch(failed);
     else if (action === "export-json") void exportConversation(context, "json").catch(failed);
     else setDialog({ action, context });
   };
   const onRename = (context: Context) => (name: string | null) => {
     setRenaming(null);
-    if (name && name !== context.name) actions.update.mutate({ id: context.id, patch: { name } });
+    if (name && name !== context.name) update.mutate({ id: context.id, patch: { name } });
   };
   const row = (context: Context) => (
     <ContextRow
@@ -123,6 +126,8 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
             ))}
           </ul>
         </div>
+      ) : !listed ? (
+        <div class="sidebar-scroll" />
       ) : (
         <ConversationList
           activeRow={row}
@@ -253,7 +258,7 @@ function Folder(props: { group: Group; open: boolean; toggle: () => void; row: (
   const { group } = props;
   const pages = useContextPages({ groupId: group.id }, props.open);
   const items = pages.data?.pages.flatMap((p) => p.items) ?? [];
-  const { renameGroup, deleteGroup } = useContextActions();
+  const { renameGroup, deleteGroup } = useGroupActions();
   const [menu, setMenu] = useState(false);
   const [renaming, setRenaming] = useState(false);
   const [deleting, setDeleting] = useState(false);
