@@ -3,7 +3,10 @@ import { defineConfig } from "vitest/config";
 
 // Three projects in one run: Node (real libSQL files, real HTTP servers on 127.0.0.1),
 // workerd (the real Worker over D1, test/worker/vitest.config.ts) and browser (the web
-// client in headless Chromium against the real Node server, test/e2e/).
+// client in headless Chromium against the real Node server, test/e2e/). They share the
+// workers: a browser file runs beside the others. (Held to one file at a time with
+// fileParallelism: false, the browser files ran after everything else, alone, with a core
+// idle for about five minutes.)
 export default defineConfig({
   test: {
     // At least two files at a time: vitest's default is one fewer than the cores, which on
@@ -18,6 +21,11 @@ export default defineConfig({
           name: "node",
           include: ["test/**/*.test.ts"],
           exclude: ["test/worker/**", "test/e2e/**", "node_modules/**"],
+          globalSetup: ["./test/support/build-server.ts"],
+          // A worker's files share its modules: importing the app again for each of 47 files
+          // cost about 75 s of CPU. No test keeps state in a module; each builds its own app
+          // and database (createHarness) or server.
+          isolate: false,
           testTimeout: 20_000,
           hookTimeout: 20_000,
         },
@@ -27,11 +35,11 @@ export default defineConfig({
         test: {
           name: "browser",
           include: ["test/e2e/**/*.test.ts"],
-          // One Chromium and one server at a time: the machine is small and the files are heavy.
-          fileParallelism: false,
-          globalSetup: ["./test/e2e/support/build-client.ts"],
+          globalSetup: ["./test/support/build-server.ts", "./test/e2e/support/build-client.ts", "./test/e2e/support/browser-server.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // expect.poll gives up after 1 s by default: too soon for a page on a busy machine.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],

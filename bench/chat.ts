@@ -1,14 +1,20 @@
-// POST /chat/send through the whole app (JWT auth; one batch before the model call, the
-// model call, one batch after: a charged, stored, searchable message) against Portkey's
-// open-source AI gateway (@portkey-ai/gateway), a relay that stores nothing, on the same
-// loopback upstream. 100 users, each with its own token, chatting into 10 existing contexts
-// of their own, each with history, in turn (so a context grows by a message pair per 1,000
-// requests, not per 100); the request limit at its default; the database at
-// synchronous=FULL. Each app run starts a fresh process on a copy of the seeded database:
-// a run adds ~9 exchanges to every context, and without the copy each run would carry the
-// history of all those before it. Each server, the upstream and autocannon run in their own
-// processes; the two sides are loaded in turn (A, B, A, B, …). Targets: throughput ≥ 1.0×
-// Portkey's; round trips 1 before the model call and 1 after.
+// POST /chat/send as API callers run it (an API key, one batch before the model call, the
+// model call, one batch after: a charged, stored, searchable message), in two parts:
+//
+// 1. The mix, against Portkey's open-source AI gateway (@portkey-ai/gateway), a relay that
+//    stores nothing, on the same loopback upstream: 50 users, each with an API key; every
+//    other request opens a new context, the rest continue one of 50 contexts (one a user),
+//    which grow through the run. Target: throughput ≥ 1.0× Portkey's.
+// 2. The depth sweep: the cost of one message with 10, 100 and 1,000 messages of history
+//    above it. Each request follows (`parentId`) the reply at that depth of one of 16
+//    contexts, so every message of a run is at exactly that depth. Messages are the size of
+//    real ones (a 200-character question, a 1,200-character answer) and the model's window
+//    is 8,192 tokens, so history passes it between depth 10 and depth 100. Target: a message
+//    at depth 1,000 costs ≤ 1.5× one at depth 10 (CPU per message of the serving process).
+//
+// Each app run starts a fresh process on a copy of the seeded database (the contexts grow
+// during a run). Each server, the upstream and autocannon run in their own processes; the
+// sides are loaded in turn (A, B, A, B, …), each pair `BENCH_REPEATS` times.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -23,10 +29,11 @@ import {
   benchServerEnv,
   benchToken,
   compare,
+  keepProfile,
   load,
   machine,
+  measure,
   median,
-  keepProfile,
   profileByPackage,
   profileTable,
   ratioText,
@@ -34,29 +41,34 @@ import {
   serveChild,
   spawnServer,
   writeSection,
+  type Run,
+  type Served,
 } from "./support";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
-const users = 100;
-const contextsPerUser = 10;
-const turns = 5; // exchanges already in each context
+const mixUsers = 50;
+const mixTurns = 5; // exchanges already in each continued context
+const depths = [10, 100, 1000];
+const sweepContexts = 16;
+const WINDOW = 8192;
+
+// One model, as an operator configures one: svc-70b on the loopback upstream, an 8k window.
+const models = (baseUrl: string) =>
+  JSON.stringify([{ id: "svc-70b", name: "Service 70B", protocol: "openai", baseUrl, upstream: "llama-3.3-70b", contextWindow: WINDOW, default: true }]);
 const config = { DAILY_CREDITS: "1000000000" };
 
+// A question and an answer of the size people write and models reply: the upstream answers
+// a question marked (long) with about 1,200 characters.
+const LONG_QUESTION = `(long) ${"How much light does a fiddle-leaf fig need near a north-facing window in winter? ".repeat(3)}`.slice(0, 200);
+const upstreamScript = (module: string) => `import { startFakeUpstream } from ${JSON.stringify(module)};
+  const u = await startFakeUpstream({ record: false });
+  const long = "Place it within a metre of the window and turn it a quarter every week. ".repeat(17);
+  const echo = u.reply;
+  u.reply = (req) => { const text = echo(req); return text.includes("(long)") ? text.slice(0, 60) + long : text; };
+  console.log("UPSTREAM " + u.baseUrl);`;
 const upstreamModule = resolve(import.meta.dirname, "../test/support/fake-upstream.ts");
-const upstream = await spawnServer(
-  [
-    "--import",
-    "tsx",
-    "--input-type=module",
-    "-e",
-    `import { startFakeUpstream } from ${JSON.stringify(upstreamModule)};
-     const u = await startFakeUpstream({ record: false });
-     console.log("UPSTREAM " + u.baseUrl);`,
-  ],
-  {},
-  /UPSTREAM (\S+)/,
-);
+const upstream = await spawnServer(["--import", "tsx", "--input-type=module", "-e", upstreamScript(upstreamModule)], {}, /UPSTREAM (\S+)/);
 
 // Portkey's gateway, as its npm package starts it (headless, no UI).
 const require = createRequire(import.meta.url);
@@ -65,64 +77,95 @@ const portkeyPort = 20000 + Math.floor(Math.random() * 20000);
 const portkey = await spawnServer([portkeyEntry, `--port=${portkeyPort}`, "--headless"], { NODE_ENV: "production" }, /Ready for connections/);
 portkey.url = `http://127.0.0.1:${portkeyPort}`;
 
-// Seed: every user's context with `turns` exchanges, through the app in this process.
+// ---- Seeding, through the app in this process (its own loopback upstream, same replies).
 const dir = mkdtempSync(join(tmpdir(), "bench-chat-"));
 const dbUrl = `file:${join(dir, "bench.db")}`;
 const seeded = await openDatabase(dbUrl);
 const seedUpstream = await startFakeUpstream({ record: false });
-const seedRuntime = await benchRuntime({ ...config, SVC_MODEL_BASE_URL: seedUpstream.baseUrl });
-// Through a client that counts the round trips of the probes below.
+{
+  const echo = seedUpstream.reply;
+  const long = "Place it within a metre of the window and turn it a quarter every week. ".repeat(17);
+  seedUpstream.reply = (req) => {
+    const text = echo(req);
+    return typeof text === "string" && text.includes("(long)") ? text.slice(0, 60) + long : text;
+  };
+}
+const seedEnv = { ...config, MODELS: models(`${seedUpstream.baseUrl}`) };
+const seedRuntime = await benchRuntime(seedEnv);
 const counting = new CountingClient(seeded.client);
 const seedDb = dbFromLibsql(counting);
-const seedApp = createApp(() => ({ ...seedRuntime, db: seedDb }));
-const tokens: string[] = [];
-const bodies: string[] = [];
-const send = async (token: string, body: Record<string, unknown>) => {
-  const res = await seedApp.request("/chat/send", {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 200) throw new Error(`seeding answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as { contextId: string };
-};
-// Each user's contexts are seeded side by side (their batches commit together).
-const seededUsers: Array<{ token: string; contexts: Array<string | undefined> }> = [];
-for (let i = 0; i < users; i++) {
-  const token = await benchToken(`user:bench-chat-${i}`);
-  const contexts = await Promise.all(
-    Array.from({ length: contextsPerUser }, async () => {
-      let contextId: string | undefined;
-      for (let t = 0; t < turns; t++) contextId = (await send(token, { message: `How often should I water plant ${t}?`, ...(contextId ? { contextId } : {}) })).contextId;
-      return contextId;
-    }),
-  );
-  seededUsers.push({ token, contexts });
+// Work a reply leaves running (a new context's title), kept as the Node server keeps it.
+const background = new Set<Promise<unknown>>();
+const seedApp = createApp(() => ({ ...seedRuntime, db: seedDb, background: (work) => void background.add(work) }));
+
+async function call<T>(path: string, auth: Record<string, string>, body: Record<string, unknown>): Promise<T> {
+  const res = await seedApp.request(path, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) });
+  if (res.status !== 200 && res.status !== 201) throw new Error(`seeding ${path} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
 }
-// In the order requests take them: each user once, then each again with their next context.
-for (let c = 0; c < contextsPerUser; c++) {
-  for (const { token, contexts } of seededUsers) {
-    tokens.push(token);
-    bodies.push(JSON.stringify({ message: "And in winter, how often should I water a monstera?", contextId: contexts[c] }));
+type Sent = { contextId: string; messageId: string };
+/** A context of `exchanges` exchanges; its last reply's id. */
+async function seedContext(key: string, exchanges: number, question: string): Promise<Sent> {
+  let sent: Sent | undefined;
+  for (let t = 0; t < exchanges; t++) {
+    sent = await call<Sent>("/chat/send", { "x-api-key": key }, { message: `${question} ${t}`, ...(sent ? { contextId: sent.contextId } : {}) });
   }
+  return sent!;
 }
 
-// Round trips before and after the model call, one message at a time: the in-process
+const users = await Promise.all(
+  Array.from({ length: mixUsers }, async (_, i) => {
+    const jwt = await benchToken(`user:bench-chat-${i}`);
+    const { key } = await call<{ key: string }>("/keys", { authorization: `Bearer ${jwt}` }, { name: "bench" });
+    return { key, context: await seedContext(key, mixTurns, "How often should I water plant") };
+  }),
+);
+// The sweep's contexts: for each depth, `sweepContexts` of them, each of a user of its own.
+const sweep = new Map<number, Array<{ key: string } & Sent>>();
+for (const depth of depths) {
+  sweep.set(
+    depth,
+    await Promise.all(users.slice(0, sweepContexts).map(async ({ key }) => ({ key, ...(await seedContext(key, depth / 2, LONG_QUESTION)) }))),
+  );
+}
+
+// The mix's requests, in the order autocannon takes them: a user's new context, then the
+// same user's context continued; the next user; and so on.
+const mixTokens: string[] = [];
+const mixBodies: string[] = [];
+for (const { key, context } of users) {
+  mixTokens.push(key, key);
+  mixBodies.push(
+    JSON.stringify({ message: "How often should I water a monstera in winter?" }),
+    JSON.stringify({ message: "And in winter, how often should I water a monstera?", contextId: context.contextId }),
+  );
+}
+
+// Round trips and upstream calls per message, one message at a time: the in-process
 // upstream notes the driver's count when the call reaches it.
-const trips = () => counting.trips;
 const probes: Array<{ before: number; after: number }> = [];
+let upstreamCalls = 0;
+seedUpstream.title = () => {
+  upstreamCalls++; // a title request
+  return "";
+};
 for (let i = 0; i < 20; i++) {
-  const start = trips();
+  const start = counting.trips;
   let before = -1;
-  seedUpstream.onRequest = () => (before = trips() - start);
-  await send(tokens[i]!, JSON.parse(bodies[i]!));
-  probes.push({ before, after: trips() - start - before });
+  seedUpstream.onRequest = () => {
+    upstreamCalls++;
+    if (before < 0) before = counting.trips - start;
+  };
+  await call("/chat/send", { "x-api-key": mixTokens[i]! }, JSON.parse(mixBodies[i]!));
+  probes.push({ before, after: counting.trips - start - before });
+  await Promise.all(background); // a title request, if any, is counted as this message's
 }
 await seedUpstream.close();
-// The seeded database, whole in its file: each app run starts from a copy of it.
 await seeded.client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+seeded.client.close();
+
 const seededFile = join(dir, "bench.db");
-const appEnv = { ...(await benchServerEnv(dbUrl, { ...config, SVC_MODEL_BASE_URL: upstream.url })), BENCH_SYNCHRONOUS: "FULL" };
+const appEnv = { ...(await benchServerEnv(dbUrl, { ...config, MODELS: models(upstream.url) })), BENCH_SYNCHRONOUS: "FULL" };
 let copies = 0;
 let lastCopy: string | undefined;
 const startApp = () => {
@@ -132,50 +175,107 @@ const startApp = () => {
   copyFileSync(seededFile, lastCopy);
   return serveChild("app", { ...appEnv, BENCH_DB: `file:${lastCopy}` });
 };
-seeded.client.close();
 
-const completion = JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: "And in winter, how often should I water a monstera?" }] });
 const json = { "content-type": "application/json" };
 const portkeySpec = {
   url: `${portkey.url}/v1/chat/completions`,
   seconds,
   method: "POST",
   headers: { ...json, "x-portkey-provider": "openai", "x-portkey-custom-host": upstream.url, authorization: "Bearer sk-bench" },
-  body: completion,
+  body: JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: "How often should I water a monstera in winter?" }] }),
 };
-const appSpec = (app: { url: string }) => ({ url: `${app.url}/chat/send`, seconds, method: "POST", headers: json, tokens, bodies });
+const mixSpec = (app: { url: string }) => ({ url: `${app.url}/chat/send`, seconds, method: "POST", headers: json, tokens: mixTokens, bodies: mixBodies });
+const depthSpec = (depth: number) => (app: { url: string }) => {
+  const contexts = sweep.get(depth)!;
+  return {
+    url: `${app.url}/chat/send`,
+    seconds,
+    method: "POST",
+    headers: json,
+    tokens: contexts.map((c) => c.key),
+    bodies: contexts.map((c) => JSON.stringify({ message: LONG_QUESTION, contextId: c.contextId, parentId: c.messageId })),
+  };
+};
 
+// ---- 1. The mix against Portkey.
 // Portkey serves every run from one process: warmed up long enough that its first run is not its slowest.
 await load("warmup", { ...portkeySpec, seconds: 5 });
-
-console.log("chat: Portkey vs app, interleaved");
-const result = await compare(
-  { label: "relay: Portkey AI gateway (@portkey-ai/gateway) → upstream", server: portkey, spec: portkeySpec },
-  { label: `app: POST /chat/send (JWT, ${users} users, ${users * contextsPerUser} existing contexts) → upstream`, start: startApp, spec: appSpec },
+console.log("chat mix: Portkey vs app, interleaved");
+const mix = await compare(
+  { label: "relay: Portkey AI gateway → upstream", server: portkey, spec: portkeySpec },
+  { label: `app: POST /chat/send (API keys, ${mixUsers} users; half new contexts, half continuing 50)`, start: startApp, spec: mixSpec },
   repeats,
 );
-const app = await startApp();
-await load("warmup", { ...appSpec(app), seconds: 1 });
-const profiled = await app.profile(() => load("profile", appSpec(app)));
+const profiledApp = await startApp();
+await load("warmup", { ...mixSpec(profiledApp), seconds: 1 });
+const profiled = await profiledApp.profile(() => load("profile", mixSpec(profiledApp)));
 keepProfile("chat", profiled.profile);
 const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
-app.stop();
+profiledApp.stop();
 portkey.stop();
+
+// ---- 2. The depth sweep: depth 10, 100, 1,000 in turn, `repeats` times.
+console.log("chat depth sweep, interleaved");
+const sweepRuns = new Map<number, Run[]>(depths.map((d) => [d, []]));
+for (let i = 0; i < repeats; i++) {
+  for (const depth of depths) {
+    const app: Served = await startApp();
+    try {
+      await load("warmup", { ...depthSpec(depth)(app), seconds: 1 });
+      const run = await measure(`depth ${depth}`, app, depthSpec(depth)(app));
+      sweepRuns.get(depth)!.push(run);
+      console.log(`  ${i + 1}/${repeats} depth ${depth}: ${run.rps} req/s, ${run.cpuUsPerRequest.toFixed(0)} µs (main ${run.mainThreadUsPerRequest.toFixed(0)})`);
+    } finally {
+      const exited = new Promise((r) => app.proc.once("exit", r));
+      app.stop();
+      await exited;
+    }
+  }
+}
 upstream.stop();
+
+const spreadOf = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted[sorted.length - 1]! };
+};
+// CPU per message at depth 1,000 over depth 10, per round of the sweep.
+const deepRatio = spreadOf(sweepRuns.get(1000)!.map((r, i) => r.cpuUsPerRequest / sweepRuns.get(10)![i]!.cpuUsPerRequest));
+const sweepTable = [
+  "| depth | req/s (median) | CPU µs/message (median, range) | of which main thread | p50 ms | non-2xx |",
+  "|---:|---:|---:|---:|---:|---:|",
+  ...depths.map((d) => {
+    const runs = sweepRuns.get(d)!;
+    const cpu = spreadOf(runs.map((r) => r.cpuUsPerRequest));
+    return `| ${d} | ${median(runs.map((r) => r.rps))} | ${cpu.median.toFixed(0)} (${cpu.min.toFixed(0)}–${cpu.max.toFixed(0)}) | ${median(runs.map((r) => r.mainThreadUsPerRequest)).toFixed(0)} | ${median(runs.map((r) => r.p50))} | ${runs.reduce((n, r) => n + r.non2xx + r.errors, 0)} |`;
+  }),
+].join("\n");
 
 const maxBefore = Math.max(...probes.map((p) => p.before));
 const maxAfter = Math.max(...probes.map((p) => p.after));
-const errors = result.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
-const body = `${machine()}; ${repeats} pairs of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc, all its threads), and the part of it its main thread spent. Each app user has ${contextsPerUser} contexts of ${turns * 2} messages each and sends into them in turn. Each app run starts a fresh process on a copy of the seeded database, so that every run sends into contexts with the same history, and warms it up for 1 s; Portkey keeps no state and serves every run from one process.
+const errors = mix.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
+const body = `${machine()}; ${repeats} rounds of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc, all its threads), and the part of it its main thread spent. Each app run starts a fresh process on a copy of the seeded database and warms it up for 1 s; Portkey keeps no state and serves every run from one process. The model (svc-70b, configured by \`MODELS\`) has an 8,192-token window.
 
-${runTable(result)}
+### The mix: new and continuing contexts, against Portkey
 
-- Throughput app / Portkey, median of ${repeats} pairs (range): **${ratioText(result.ratio)}** (target ≥ 1.0×): ${result.ratio.median >= 1 ? "met" : "NOT met"}.
-- CPU per request, median: Portkey **${median(result.runs.map((r) => r.a.cpuUsPerRequest)).toFixed(0)} µs**, app **${median(result.runs.map((r) => r.b.cpuUsPerRequest)).toFixed(0)} µs**; Portkey / app ${ratioText(result.cpuRatio)}.
-- Database round trips per message, counted at the driver one message at a time (JWT, existing context): **${maxBefore} before the model call, ${maxAfter} after** (targets: 1 and 1).
+${mixUsers} users, each with an API key (\`Authorization: Bearer sk_…\`); every other request opens a new context, the others continue the user's one context (${mixTurns * 2} messages at the start, growing through the run). Portkey relays a one-message completion to the same upstream.
+
+${runTable(mix)}
+
+- Throughput app / Portkey, median of ${repeats} pairs (range): **${ratioText(mix.ratio)}** (target ≥ 1.0×): ${mix.ratio.median >= 1 ? "met" : "NOT met"}.
+- CPU per request, median: Portkey **${median(mix.runs.map((r) => r.a.cpuUsPerRequest)).toFixed(0)} µs**, app **${median(mix.runs.map((r) => r.b.cpuUsPerRequest)).toFixed(0)} µs**; Portkey / app ${ratioText(mix.cpuRatio)}.
+- Upstream calls per message with an API key, new contexts and continued ones (20 messages, one at a time): **${(upstreamCalls / probes.length).toFixed(2)}** (target 1: no title request).
+- Database round trips per message, counted at the driver one message at a time: **${maxBefore} before the model call, ${maxAfter} after** (targets: 1 and 1).
 - Errors and non-2xx: ${errors} (target 0).
 
-CPU profile of the app's main thread (its event loop; the database thread, not sampled, runs SQLite, that is libsql: its share is the process's CPU less the main thread's, in the table above) over one more ${seconds} s run (self time by package, native frames counted for their caller, scaled to that thread's CPU time over that run, µs per message; the profiler adds some overhead):
+### The depth sweep: one message at 10, 100 and 1,000 messages of history
+
+${sweepContexts} contexts per depth, each request following the reply at that depth (\`parentId\`), so every message of a run has exactly that much history above it. Questions of 200 characters, answers of about 1,200: the history that fits the window is about 13 exchanges, so depth 100 and 1,000 send the model the same amount, and depth 10 all of its history.
+
+${sweepTable}
+
+- CPU per message at depth 1,000 / depth 10, median of ${repeats} rounds (range): **${ratioText(deepRatio)}** (target ≤ 1.5×): ${deepRatio.median <= 1.5 ? "met" : "NOT met"}.
+
+CPU profile of the app's main thread (its event loop; the database thread, not sampled, runs SQLite: its share is the process's CPU less the main thread's) over one more ${seconds} s run of the mix (self time by package, native frames counted for their caller, scaled to that thread's CPU time over that run, µs per message; the profiler adds some overhead):
 
 ${profileTable(byPackage)}`;
 console.log(`\n## Chat\n\n${body}\n`);

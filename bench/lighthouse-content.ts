@@ -9,6 +9,7 @@ export const RICH_REPLIES = [
   [
     "Write me a script that reminds me.",
     "Here is a small Python script:\n\n```python\nimport datetime as dt\n\nPLANTS = {\"monstera\": 7, \"fern\": 3, \"cactus\": 21}\n\ndef due(last: dt.date, every: int, today: dt.date) -> bool:\n    \"\"\"True when the plant is due for water.\"\"\"\n    return (today - last).days >= every\n\nfor name, every in PLANTS.items():\n    if due(dt.date(2025, 5, 1), every, dt.date.today()):\n        print(f\"Water the {name} today\")\n```\n\n" +
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript the reply shows, not a template of this file.
       "And the same check in JavaScript, for a browser:\n\n```js\nconst plants = { monstera: 7, fern: 3, cactus: 21 };\nconst days = (a, b) => Math.floor((b - a) / 86_400_000);\nfor (const [name, every] of Object.entries(plants)) {\n  if (days(new Date(\"2025-05-01\"), new Date()) >= every) console.log(`Water the ${name} today`);\n}\n```",
   ],
   [

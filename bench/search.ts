@@ -43,7 +43,10 @@ while (vocabulary.length < 20_000) {
 }
 const harmonic = vocabulary.reduce((sum, _w, i) => sum + 1 / (i + 1), 0);
 const cumulative: number[] = [];
-vocabulary.reduce((sum, _w, i) => (cumulative.push(sum + 1 / (i + 1) / harmonic), sum + 1 / (i + 1) / harmonic), 0);
+vocabulary.reduce((sum, _w, i) => {
+  cumulative.push(sum + 1 / (i + 1) / harmonic);
+  return sum + 1 / (i + 1) / harmonic;
+}, 0);
 const word = () => {
   const r = random();
   let lo = 0;

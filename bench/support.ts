@@ -3,7 +3,6 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import type { Client } from "@libsql/client";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { parseConfig } from "../src/platform/config";
 import { createRuntime, type Runtime } from "../src/platform/deps";
@@ -75,7 +74,9 @@ export interface Served {
 }
 
 const running = new Set<ChildProcess>();
-process.on("exit", () => running.forEach((p) => p.kill()));
+process.on("exit", () => {
+  for (const p of running) p.kill();
+});
 
 /** Starts a process and waits for the line `ready` matches; its first group is the URL. */
 export function spawnServer(args: string[], env: Record<string, string>, ready: RegExp, options: { cwd?: string } = {}): Promise<Served> {

@@ -18,7 +18,10 @@ export const creditDays = sqliteTable(
   (t) => [primaryKey({ columns: [t.userId, t.day] })],
 );
 
-/** One row per charged message: the per-message usage history. */
+/**
+ * One row per model call: a person's charged message (the per-message usage history), or a
+ * title the service asked for (the operator's cost: 0 credits, not in the person's history).
+ */
 export const usageEvents = sqliteTable(
   "usage_events",
   {
@@ -33,6 +36,11 @@ export const usageEvents = sqliteTable(
     // The reply the credits paid for (its branch); null without a context, and before the tree.
     messageId: text(),
     credits: integer().notNull(),
+    kind: text({ enum: ["message", "title"] }).notNull().default("message"),
+    // Tokens in and out: the provider's counts, or (tokens_estimated) an estimate; null before they were kept.
+    inputTokens: integer(),
+    outputTokens: integer(),
+    tokensEstimated: integer({ mode: "boolean" }),
   },
   (t) => [index("usage_events_user_at_idx").on(t.userId, t.at, t.id)],
 );

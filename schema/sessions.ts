@@ -21,8 +21,31 @@ export const sessions = sqliteTable(
     device: text().notNull(),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
     lastUsedAt: integer({ mode: "timestamp_ms" }).notNull(),
+    // When the last access token issued to it expires: what an ended session's row in
+    // ended_sessions must outlive. Null for sessions begun before it was kept.
+    accessExpiresAt: integer({ mode: "timestamp_ms" }),
   },
   (t) => [index("sessions_user_idx").on(t.userId, t.lastUsedAt), index("sessions_last_used_idx").on(t.lastUsedAt)],
+);
+
+/**
+ * Sessions that ended (signed out, signed out from another device, a reused refresh token,
+ * a removed sign-in method, past the most a person may hold): the database's word that
+ * their access tokens, which need no read to verify, must be refused. A row lives until
+ * the last access token the session was given has expired (`tokensExpireAt`); every process
+ * keeps a copy of the live rows in memory (src/platform/auth/ended-sessions.ts). No foreign
+ * key: the refusal must outlive the account.
+ */
+export const endedSessions = sqliteTable(
+  "ended_sessions",
+  {
+    sessionId: text().primaryKey(),
+    userId: text().notNull(),
+    reason: text({ enum: ["signed-out", "ended", "refresh-token-reused", "idle", "method-removed", "too-many-sessions"] }).notNull(),
+    endedAt: integer({ mode: "timestamp_ms" }).notNull(),
+    tokensExpireAt: integer({ mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("ended_sessions_expiry_idx").on(t.tokensExpireAt)],
 );
 
 /**

@@ -63,8 +63,9 @@ export const identities = sqliteTable(
   (t) => [
     uniqueIndex("identities_identity_idx").on(t.issuer, t.subject),
     index("identities_user_idx").on(t.userId),
-    // The exceptions, read whole by every process: only they are in this index.
-    index("identities_exceptions_idx").on(t.issuer, t.subject, t.userId).where(sql`own_id = 0`),
+    // The exceptions, read whole by every process: only they are in this index. A removed
+    // identity (no account) is one whatever its ownId: its tokens must reach no account.
+    index("identities_exceptions_idx").on(t.issuer, t.subject, t.userId).where(sql`own_id = 0 or user_id is null`),
   ],
 );
 

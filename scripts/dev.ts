@@ -12,11 +12,14 @@
 // is answered by the Worker's own fetch, which `run_worker_first = true` sends every path to.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { loadOrCreateLocalKey, localKeyFile, sessionKeyFile } from "../src/platform/node/local-login-key";
 
 const args = process.argv.slice(2);
+// This project's wrangler, run by node directly: npx took seconds to find it.
+const wrangler = createRequire(import.meta.url).resolve("wrangler/bin/wrangler.js");
 const run = (cmd: string[]) => {
-  const result = spawnSync("npx", ["wrangler", ...cmd], { stdio: "inherit" });
+  const result = spawnSync(process.execPath, [wrangler, ...cmd], { stdio: "inherit" });
   if (result.status !== 0) process.exit(result.status ?? 1);
 };
 

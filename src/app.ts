@@ -1,3 +1,4 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
@@ -41,19 +42,7 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
 
   if (options.compression) app.use(options.compression);
   app.use(requestId());
-  // The dependencies, then CORS, in one middleware: each one more is an async hop on every
-  // request. Hono's cors() answers a preflight; on every other request the same headers are
-  // set before the handler runs (see corsHeaders).
-  app.use(async (c, next) => {
-    const deps = resolveDeps(c);
-    c.set("deps", deps instanceof Promise ? await deps : deps);
-    if (c.req.method === "OPTIONS") return preflight(c, next);
-    corsHeaders(c);
-    refuseWritesToALostFile(c);
-    await next();
-    // docs/api.md labels JSON `application/json; charset=utf-8`; Hono's c.json() says `application/json`.
-    if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", JSON_UTF8);
-  });
+  app.use(dependenciesAndCors(resolveDeps));
   // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.
   // A middleware of its own, so that its 405 is a reply by the time CORS adds its headers.
   const refuseOtherMethods = methodNotAllowed(() => app.routes);
@@ -86,6 +75,39 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
   app.route("/", deviceRoutes);
   app.route("/", identityRoutes);
 
+  documentApi(app);
+  app.route("/", docsRoutes);
+
+  // The first segment of every API path: a browser navigation under one of them stays API.
+  const apiSegments = new Set(app.routes.map((r) => r.path.split("/")[1] ?? "").filter((s) => s && !s.includes("*")));
+  app.notFound((c) => serveWebClient(c, apiSegments));
+  app.onError(replyWithError);
+
+  return app;
+}
+
+/**
+ * The dependencies, then CORS, in one middleware: each one more is an async hop on every
+ * request. Hono's cors() answers a preflight; on every other request the same headers are
+ * set before the handler runs (see corsHeaders).
+ */
+function dependenciesAndCors(resolveDeps: DepsResolver): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    // Every reply, errors and preflights included: its Content-Type is what it is, never sniffed.
+    c.header("X-Content-Type-Options", "nosniff");
+    const deps = resolveDeps(c);
+    c.set("deps", deps instanceof Promise ? await deps : deps);
+    if (c.req.method === "OPTIONS") return preflight(c, next);
+    corsHeaders(c);
+    refuseWritesToALostFile(c);
+    await next();
+    // docs/api.md labels JSON `application/json; charset=utf-8`; Hono's c.json() says `application/json`.
+    if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", JSON_UTF8);
+  };
+}
+
+/** The document at /openapi.json: the routes' own definitions, the JSON bodies and the security schemes. */
+function documentApi(app: OpenAPIHono<AppEnv>): void {
   documentJsonBodies(app);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -94,35 +116,34 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   app.doc31("/openapi.json", OPENAPI_DOCUMENT);
-  app.route("/", docsRoutes);
+}
 
-  // The first segment of every API path: a browser navigation under one of them stays API.
-  const apiSegments = new Set(app.routes.map((r) => r.path.split("/")[1] ?? "").filter((s) => s && !s.includes("*")));
-  app.notFound(async (c) => {
-    // The web client: its files, then its page for browser navigations (405s were answered
-    // before routing, by methodNotAllowed).
-    const file = await serveClientFile(c);
-    if (file) return file;
-    const page = await serveClientPage(c, apiSegments);
-    if (page) return page;
-    throw new ApiError(404, `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}`);
-  });
-  app.onError((err, c) => {
-    const requestId = c.get("requestId");
-    const error = toHttpError(err, requestId, (fault) => {
-      const log = c.get("deps")?.log ?? console;
-      log.error("unhandled error", { requestId, method: c.req.method, path: c.req.path, err: fault });
-    });
-    if (isOpenAiSurface(c.req.path)) {
-      const { status, body } = openAiError(error);
-      // A model that is not configured stays so: the SDKs' automatic retries would only repeat it.
-      const retry: Record<string, string> = status === 503 ? { "x-should-retry": "false" } : {};
-      return c.json(body, status, { ...error.headers, ...retry });
-    }
-    return c.json(errorBody(error), error.status, error.headers);
-  });
+/**
+ * The web client: its files, then its page for browser navigations (405s were answered
+ * before routing, by methodNotAllowed); anything else is an unknown endpoint.
+ */
+async function serveWebClient(c: Context<AppEnv>, apiSegments: ReadonlySet<string>): Promise<Response> {
+  const file = await serveClientFile(c);
+  if (file) return file;
+  const page = await serveClientPage(c, apiSegments);
+  if (page) return page;
+  throw new ApiError("not_found", `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}`);
+}
 
-  return app;
+/** Any error as a reply: OpenAI's error shape on /v1, the Error body elsewhere; an unknown error is logged. */
+function replyWithError(err: Error, c: Context<AppEnv>): Response {
+  const requestId = c.get("requestId");
+  const error = toHttpError(err, requestId, (fault) => {
+    const log = c.get("deps")?.log ?? console;
+    log.error("unhandled error", { requestId, method: c.req.method, path: c.req.path, err: fault });
+  });
+  if (isOpenAiSurface(c.req.path)) {
+    const { status, body } = openAiError(error);
+    // A model that is not configured stays so: the SDKs' automatic retries would only repeat it.
+    const retry: Record<string, string> = status === 503 ? { "x-should-retry": "false" } : {};
+    return c.json(body, status, { ...error.headers, ...retry });
+  }
+  return c.json(errorBody(error), error.status, error.headers);
 }
 
 export type App = ReturnType<typeof createApp>;
@@ -212,7 +233,7 @@ function methodNotAllowed(routesOf: () => ReadonlyArray<{ method: string; path: 
     const methods = literal!.get(path) ?? new Set(patterns.filter((p) => p.pattern.test(path)).flatMap((p) => [...p.methods]));
     if (methods.size > 0 && !methods.has(c.req.method)) {
       const allow = [...methods].join(", ");
-      throw new ApiError(405, `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { headers: { Allow: allow } });
+      throw new ApiError("method_not_allowed", `${c.req.method} is not supported on ${excerpt(c.req.path)}; use ${allow}`, { headers: { Allow: allow } });
     }
   };
 }
@@ -229,7 +250,5 @@ function refuseWritesToALostFile(c: Context<AppEnv>) {
   const problem = c.get("deps").databaseFileProblem?.();
   if (!problem) return;
   c.get("deps").log.error("write refused: database file", { requestId: c.get("requestId"), problem });
-  throw new ApiError(503, "the server's database file was deleted or replaced while it ran: nothing was saved; the operator must restart the server", {
-    code: "database_file_lost",
-  });
+  throw new ApiError("database_file_lost", "the server's database file was deleted or replaced while it ran: nothing was saved; the operator must restart the server");
 }

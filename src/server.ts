@@ -11,8 +11,13 @@ import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./plat
 import { createNodeDeps } from "./platform/node/node-deps";
 import { serveNode } from "./platform/node/serve-node";
 import { compressJson } from "./platform/node/compress-json";
+import { startBanner } from "./platform/node/start-banner";
+import type { LocalKey } from "./platform/auth/local-login";
 import { nextUtcMidnight } from "./features/account/credits";
 import { HOLD_MARGIN_MS, releaseStaleHolds } from "./features/chat/holds";
+
+/** How often sessions ended by other processes over a shared remote database are read (docs/limits-and-errors.md). */
+const ENDED_SESSIONS_REREAD_MS = 10_000;
 
 /** The web client's build, beside src/ whatever the working directory. */
 const DEFAULT_WEB_DIST = resolve(import.meta.dirname, "../web/dist");
@@ -30,19 +35,16 @@ async function main() {
   }
   const databaseUrl = config.DATABASE_URL ?? DEFAULT_DATABASE_URL;
 
-  let localKey;
+  let localKey: LocalKey | undefined;
   if (!configuredAuthSource(config)) {
     if (config.NODE_ENV === "production") {
       console.error("no identity provider is configured: set AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET");
       process.exit(1);
     }
     localKey = await loadOrCreateLocalKey(localKeyFile(databaseUrl));
-    console.warn(
-      "\n  LOCAL LOGIN: no identity provider is configured, so this server trusts tokens signed by\n" +
-        "  the key in its data folder: log in with a name in the web client, or get a token with\n" +
-        "  npm run token -- <name>. Set AUTH_OIDC_ISSUER (or AUTH_JWKS_URL) to use a real identity provider.\n",
-    );
   }
+  // Local login trusts a bare name, so it listens on loopback only unless HOST says otherwise.
+  const host = config.HOST ?? (localKey ? "127.0.0.1" : "0.0.0.0");
 
   const webDist = config.WEB_DIST_DIR ? resolve(config.WEB_DIST_DIR) : DEFAULT_WEB_DIST;
   if (!existsSync(resolve(webDist, "index.html"))) {
@@ -50,7 +52,7 @@ async function main() {
   }
 
   // First run: in local mode with no model configured, a local Ollama is looked for (and
-  // its models offered) at start and every 30 s. Never in the Worker.
+  // its models offered) at start and every OLLAMA_REFRESH_SECONDS (30 s). Never in the Worker.
   const lookForOllama = localKey !== undefined && !configuresAModel(config.catalog);
   // Share links point at PUBLIC_BASE_URL, else at this server's own address (set once it
   // listens), never at a request's Host header.
@@ -65,12 +67,19 @@ async function main() {
   const { log } = deps;
   await deps.models.refresh();
   logModels(deps, lookForOllama);
-  // Providers' lists are read again as each falls due (Ollama every 30 s, others every 5 min).
-  const discovery = deps.models.discovers ? setInterval(() => void deps.models.refresh().then(() => lookForOllama && logModels(deps, true, true)), 30_000) : undefined;
+  // Providers' lists are read again as each falls due (Ollama every OLLAMA_REFRESH_SECONDS, others every 5 min).
+  const discoveryTick = Math.min(30_000, config.OLLAMA_REFRESH_SECONDS * 1000);
+  const discovery = deps.models.discovers ? setInterval(() => void deps.models.refresh().then(() => lookForOllama && logModels(deps, true, true)), discoveryTick) : undefined;
   discovery?.unref();
   // Linked sign-in identities changed by other processes sharing a remote database.
   const linksTimer = setInterval(() => deps.identityLinks.load(deps.db).catch((err) => log.warn("could not reread linked identities", { err })), 60_000);
   linksTimer.unref();
+  // Sessions ended by other processes sharing a remote database (an embedded file is this
+  // process's alone: it knows each ending as it happens).
+  const endedTimer = databaseUrl.startsWith("file:")
+    ? undefined
+    : setInterval(() => deps.endedSessions.load(deps.db, deps.now()).catch((err) => log.warn("could not reread ended sessions", { err })), ENDED_SESSIONS_REREAD_MS);
+  endedTimer?.unref();
 
   // Charges of exchanges a previous run left unfinished (a crash, a kill) are refunded:
   // those already stale now, and the rest once they are, unless a debit got to them first.
@@ -81,9 +90,10 @@ async function main() {
   const stopIndexing = keepSearchIndexed(deps);
   const app = createApp(() => deps, { compression: compressJson() });
 
-  const server = serveNode(app.fetch, { port: config.PORT, hostname: process.env.HOST ?? "0.0.0.0" }, (info) => {
+  const server = serveNode(app.fetch, { port: config.PORT, hostname: host }, (info) => {
     deps.baseUrl = `http://localhost:${info.port}`;
-    log.info("listening", { url: deps.baseUrl, database: databaseUrl.replace(/\?.*$/, "") });
+    console.log(startBanner({ config, host, port: info.port, localLogin: localKey !== undefined }));
+    log.info("listening", { url: deps.baseUrl, host, database: databaseUrl.replace(/\?.*$/, "") });
   });
 
   // The same job the Worker's cron runs, at every 00:00 UTC.
@@ -103,6 +113,7 @@ async function main() {
     clearTimeout(timer);
     clearInterval(discovery);
     clearInterval(linksTimer);
+    clearInterval(endedTimer);
     stopIndexing();
     server.close(async () => {
       // Work that outlives its reply (a new context's title) finishes before the process exits.
@@ -134,7 +145,7 @@ function logModels(runtime: Runtime, lookingForOllama: boolean, quiet = false) {
   runtime.log.warn(
     "no model is available: chat will answer 503 until one is. " +
       (lookingForOllama
-        ? `Run Ollama on this machine (ollama pull llama3.2; it is looked for at ${ollama} every 30 s, OLLAMA_BASE_URL to change it), or `
+        ? `Run Ollama on this machine (ollama pull llama3.2; it is looked for at ${ollama} every ${runtime.config.OLLAMA_REFRESH_SECONDS} s, OLLAMA_BASE_URL to change it), or `
         : "") +
       "set SVC_MODEL_BASE_URL to an OpenAI-compatible server's …/v1 (vLLM, llama.cpp, Ollama), or MODELS (or MODELS_FILE) to a catalog: see docs/chat.md",
     {

@@ -16,10 +16,16 @@ export interface Env {
   AI?: WorkersAiBinding;
   /** Failed authentications per client address, counted by Cloudflare (wrangler.toml). */
   AUTH_FAILURE_LIMITER?: RateLimit;
+  /** Successful sign-ins per client address, and per identity, counted by Cloudflare (wrangler.toml). */
+  SIGN_IN_ADDRESS_LIMITER?: RateLimit;
+  SIGN_IN_IDENTITY_LIMITER?: RateLimit;
   /** The web client's build (web/dist), from `[assets]` in wrangler.toml. */
   ASSETS?: Fetcher;
   [variable: string]: unknown;
 }
+
+/** How stale an isolate's copy of the ended sessions may be before a session token's request reads it again. */
+const ENDED_SESSIONS_MAX_AGE_MS = 30_000;
 
 // Parsed once per isolate: config, logger and the JWT verifier (with its JWKS cache).
 // Nothing here holds I/O objects, which Workers forbid sharing between requests.
@@ -30,6 +36,12 @@ function runtimeFor(env: Env): Promise<Runtime> {
     // A per-isolate counter would let each isolate allow the limit on its own: without the
     // binding there is no limit on Workers.
     authFailureLimiter: env.AUTH_FAILURE_LIMITER ? rateLimiterFromBinding(env.AUTH_FAILURE_LIMITER) : unlimited,
+    signInLimiters: {
+      address: env.SIGN_IN_ADDRESS_LIMITER ? rateLimiterFromBinding(env.SIGN_IN_ADDRESS_LIMITER) : unlimited,
+      identity: env.SIGN_IN_IDENTITY_LIMITER ? rateLimiterFromBinding(env.SIGN_IN_IDENTITY_LIMITER) : unlimited,
+    },
+    // Another isolate's endings are read from the database at most this long after (docs/limits-and-errors.md).
+    endedSessionsMaxAgeMs: ENDED_SESSIONS_MAX_AGE_MS,
   })
     .then((rt) => {
       if (!rt.sessionTokens) rt.log.warn("SESSION_SIGNING_KEY is not set: nobody can sign in to the web client (POST /auth/session answers 503); npm run session-key prints a key");
@@ -42,15 +54,20 @@ function runtimeFor(env: Env): Promise<Runtime> {
   return runtime;
 }
 
-// One drizzle handle per D1 binding: the binding is the same object for every request of
-// the isolate, and a handle holds no I/O of its own, so statements prepared per handle
-// (src/platform/db.ts perDb) are built once per isolate rather than once per request.
+// One drizzle handle per isolate for each database: statements prepared per handle
+// (src/platform/db.ts perDb) are built once per isolate rather than once per request. A D1
+// binding is the same object for every request of the isolate; libSQL's HTTP client holds
+// no connection of its own (each call is a fetch made within the request that calls it),
+// so one client per URL serves every request too.
 const d1Handles = new WeakMap<D1Database, Db>();
+let libsql: { url: string; db: Db } | undefined;
 
 /** libSQL (Turso) when DATABASE_URL is set; otherwise the D1 binding, as in `wrangler dev`. */
 function databaseFor(env: Env, rt: Runtime): Db {
-  if (rt.config.DATABASE_URL) {
-    return dbFromLibsql(createClient({ url: rt.config.DATABASE_URL, authToken: rt.config.DATABASE_AUTH_TOKEN }));
+  const url = rt.config.DATABASE_URL;
+  if (url) {
+    if (libsql?.url !== url) libsql = { url, db: dbFromLibsql(createClient({ url, authToken: rt.config.DATABASE_AUTH_TOKEN })) };
+    return libsql.db;
   }
   if (env.DB) {
     let db = d1Handles.get(env.DB);
@@ -96,10 +113,8 @@ const app = createApp(async (c) => {
   let deps = byOrigin.get(origin);
   if (!deps) {
     deps = { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), baseUrl: origin };
-    // A libSQL client is opened per request (Workers forbid sharing I/O objects between
-    // requests), so only D1's handle, which holds none, is kept. Origins are few; a
-    // stranger mix is simply not kept past a handful.
-    if (!rt.config.DATABASE_URL && byOrigin.size < 16) byOrigin.set(origin, deps);
+    // Origins are few; a stranger mix is simply not kept past a handful.
+    if (byOrigin.size < 16) byOrigin.set(origin, deps);
   }
   return deps;
 });

@@ -9,7 +9,9 @@ function wav(seconds: number, sampleRate = 16_000): Uint8Array<ArrayBuffer> {
   const samples = Math.round(seconds * sampleRate);
   const bytes = new Uint8Array(44 + samples * 2);
   const view = new DataView(bytes.buffer);
-  const text = (at: number, s: string) => [...s].forEach((ch, i) => view.setUint8(at + i, ch.charCodeAt(0)));
+  const text = (at: number, s: string) => {
+    for (let i = 0; i < s.length; i++) view.setUint8(at + i, s.charCodeAt(i));
+  };
   text(0, "RIFF");
   view.setUint32(4, 36 + samples * 2, true);
   text(8, "WAVE");

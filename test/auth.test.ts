@@ -149,28 +149,28 @@ describe("JWT authentication", () => {
 describe("other key sources", () => {
   it("verifies with a PEM public key and pins its algorithm", async () => {
     const { privateKey, publicKey } = await generateKeyPair("RS256");
-    const verify = await createJwtVerifier({ source: { kind: "public-key", key: await exportSPKI(publicKey) } });
-    const good = await new SignJWT({}).setProtectedHeader({ alg: "RS256" }).setSubject("a").setExpirationTime("1h").sign(privateKey);
+    const verify = await createJwtVerifier({ source: { kind: "public-key", key: await exportSPKI(publicKey) }, audience: "api" });
+    const good = await new SignJWT({}).setProtectedHeader({ alg: "RS256" }).setSubject("a").setAudience("api").setExpirationTime("1h").sign(privateKey);
     expect((await verify(good)).subject).toBe("a");
     const pem = await exportSPKI(publicKey);
-    const confused = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("a").setExpirationTime("1h").sign(new TextEncoder().encode(pem));
+    const confused = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("a").setAudience("api").setExpirationTime("1h").sign(new TextEncoder().encode(pem));
     await expect(verify(confused)).rejects.toBeInstanceOf(InvalidTokenError);
   });
 
   it("verifies with a JWK public key given as JSON", async () => {
     const { privateKey, publicKey } = await generateKeyPair("EdDSA");
-    const verify = await createJwtVerifier({ source: { kind: "public-key", key: JSON.stringify(await exportJWK(publicKey)) } });
-    const token = await new SignJWT({}).setProtectedHeader({ alg: "EdDSA" }).setSubject("b").setExpirationTime("1h").sign(privateKey);
+    const verify = await createJwtVerifier({ source: { kind: "public-key", key: JSON.stringify(await exportJWK(publicKey)) }, audience: "api" });
+    const token = await new SignJWT({}).setProtectedHeader({ alg: "EdDSA" }).setSubject("b").setAudience("api").setExpirationTime("1h").sign(privateKey);
     expect((await verify(token)).subject).toBe("b");
   });
 
   it("verifies HS256 with a shared secret and nothing else", async () => {
     const secret = "s".repeat(40);
-    const verify = await createJwtVerifier({ source: { kind: "hs256", secret } });
-    const token = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("c").setExpirationTime("1h").sign(new TextEncoder().encode(secret));
+    const verify = await createJwtVerifier({ source: { kind: "hs256", secret }, audience: "api" });
+    const token = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("c").setAudience("api").setExpirationTime("1h").sign(new TextEncoder().encode(secret));
     expect((await verify(token)).subject).toBe("c");
     const { privateKey } = await generateKeyPair("ES256");
-    const es = await new SignJWT({}).setProtectedHeader({ alg: "ES256" }).setSubject("c").setExpirationTime("1h").sign(privateKey);
+    const es = await new SignJWT({}).setProtectedHeader({ alg: "ES256" }).setSubject("c").setAudience("api").setExpirationTime("1h").sign(privateKey);
     await expect(verify(es)).rejects.toThrow(/algorithm/);
   });
 
@@ -184,7 +184,7 @@ describe("other key sources", () => {
   });
 
   it("keeps identity details the token offers", async () => {
-    const verify = await createJwtVerifier({ source: { kind: "jwks", url: h.idp.jwksUrl } });
+    const verify = await createJwtVerifier({ source: { kind: "jwks", url: h.idp.jwksUrl }, audience: h.idp.audience });
     const token = await h.idp.sign("did:privy:123", { email: "a@example.com", wallet_address: "0xabc0000000000000000000000000000000000def" });
     expect(await verify(token)).toMatchObject({ subject: "did:privy:123", email: "a@example.com", wallet: "0xabc0000000000000000000000000000000000def" });
   });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Batch, bind, eachRow, firstRow, step, template, type Db } from "../src/platform/db";
+import { Batch, bind, eachRow, firstRow, selectStep, selectTemplate, type Db } from "../src/platform/db";
 import { openDatabase } from "../src/platform/node/open-database";
 import { plants, users } from "../schema/index";
 
@@ -25,23 +25,26 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const inserted = { id: plants.id, name: plants.name };
 const insertPlant = () =>
-  template(
+  selectTemplate(
+    inserted,
     db
       .insert(plants)
       .values({ id: sql.placeholder("id"), ownerId: sql.placeholder("ownerId"), name: sql.placeholder("name"), tag: null })
-      .returning({ id: plants.id, name: plants.name }),
+      .returning(inserted),
   );
-const namesOf = () => template(db.select({ name: plants.name }).from(plants).where(eq(plants.ownerId, sql.placeholder("ownerId"))).orderBy(plants.id));
+const named = { name: plants.name };
+const namesOf = () => selectTemplate(named, db.select(named).from(plants).where(eq(plants.ownerId, sql.placeholder("ownerId"))).orderBy(plants.id));
 
 describe("a Batch", () => {
-  it("binds each template's placeholders per call and names each result by its slot", async () => {
+  it("binds each template's placeholders per call, names each result by its slot and each value by its field", async () => {
     const insert = insertPlant();
     const batch = new Batch();
-    const first = batch.add(bind(insert, { id: 1, ownerId: "usr_a", name: "fern" }, firstRow((row) => row[1] as string)));
+    const first = batch.add(bind(insert, { id: 1, ownerId: "usr_a", name: "fern" }, firstRow((row) => row.name as string)));
     batch.add(bind(insert, { id: 2, ownerId: "usr_a", name: "moss" }));
-    const names = batch.add(bind(namesOf(), { ownerId: "usr_a" }, eachRow((row) => row[0] as string)));
-    const none = batch.add(step(db.select({ name: plants.name }).from(plants).where(eq(plants.ownerId, "usr_nobody")), firstRow((row) => row[0])));
+    const names = batch.add(bind(namesOf(), { ownerId: "usr_a" }, eachRow((row) => row.name as string)));
+    const none = batch.add(selectStep(named, db.select(named).from(plants).where(eq(plants.ownerId, "usr_nobody")), firstRow((row) => row.name)));
     const results = await batch.run(db);
     expect(results(first)).toBe("fern");
     // Each statement sees the writes of those before it.

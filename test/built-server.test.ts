@@ -11,7 +11,7 @@ import { startServerProcess, type ServerProcess } from "./support/server-process
 let server: ServerProcess;
 beforeAll(async () => {
   await buildServerIfNeeded();
-  server = await startServerProcess({}, { built: true });
+  server = await startServerProcess();
 }, 120_000);
 afterAll(() => server?.close());
 

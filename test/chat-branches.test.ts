@@ -3,6 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { usageEvents } from "../schema/index";
 import { userIdFor } from "../src/platform/auth/identity";
 import { TITLE_INSTRUCTIONS } from "../src/features/chat/titles";
+import { parseConfig } from "../src/platform/config";
+import { createRuntime } from "../src/platform/deps";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
@@ -302,6 +304,70 @@ describe("titles", () => {
     await h.settled();
     expect(h.roundTrips() - start).toBe(3);
     expect((await read(token, reply.contextId)).name).toBe("A title");
+  });
+});
+
+describe("titles, where they are seen and at the operator's price", () => {
+  it("are not asked for an API key's new context: one upstream call per message", async () => {
+    const token = await h.signIn("titles-key");
+    const { key } = (await (await h.request("/keys", { method: "POST", token, json: { name: "k" } })).json()) as { key: string };
+    const asked = up.titleRequests.length;
+    let calls = 0;
+    up.onRequest = () => calls++;
+    const res = await h.request("/chat/send", { method: "POST", apiKey: key, json: { message: "no title for me" } });
+    expect(res.status).toBe(200);
+    await h.settled();
+    expect(calls).toBe(1);
+    expect(up.titleRequests.length).toBe(asked);
+  });
+
+  it("are asked of TITLE_MODEL with a short excerpt and few tokens, and cost the operator, not the person", async () => {
+    const models = JSON.stringify([
+      { id: "svc-70b", protocol: "openai", baseUrl: up.baseUrl, upstream: "big-model", default: true },
+      { id: "mini", protocol: "openai", baseUrl: up.baseUrl, upstream: "mini-model" },
+    ]);
+    const titled = await createHarness({ env: { MODELS: models, TITLE_MODEL: "mini", MODEL_TIMEOUT_MS: "2000" } });
+    try {
+      const token = await titled.signIn("titles-mini");
+      up.title = () => "Long questions";
+      const reply = await ok<Reply>(titled.request("/chat/send", { method: "POST", token, json: { message: `${"why ".repeat(500)}?` } }));
+      await titled.settled();
+      const [request] = up.titleRequests.slice(-1);
+      expect(request!.body.model).toBe("mini-model");
+      expect(request!.body.max_tokens).toBeLessThanOrEqual(20);
+      expect(String(request!.body.messages[1]!.content).length).toBeLessThan(1000);
+      expect(await ok<{ name: string }>(titled.request(`/contexts/${reply.contextId}`, { token }))).toMatchObject({ name: "Long questions" });
+      const userId = await userIdFor(titled.idp.issuer, "user:titles-mini");
+      const rows = await titled.db.select().from(usageEvents).where(eq(usageEvents.userId, userId));
+      expect(rows.map((r) => [r.kind, r.model, r.credits])).toEqual(expect.arrayContaining([["message", "svc-70b", 1], ["title", "mini", 0]]));
+      // The provider's own counts (the loopback upstream says 1 and 1).
+      expect(rows.find((r) => r.kind === "title")).toMatchObject({ inputTokens: 1, outputTokens: 1, tokensEstimated: false });
+      // The person's history and credits show the message alone.
+      const page = await ok<{ items: unknown[] }>(titled.request("/usage/messages", { token }));
+      expect(page.items).toHaveLength(1);
+      expect(await ok<{ used: number }>(titled.request("/credits", { token }))).toMatchObject({ used: 1 });
+    } finally {
+      await titled.close();
+    }
+  });
+
+  it("refuse to start with a TITLE_MODEL that is not in the catalog, naming the variable", async () => {
+    const config = parseConfig({ AUTH_HS256_SECRET: "x".repeat(32), AUTH_AUDIENCE: "tests", SVC_MODEL_BASE_URL: up.baseUrl, TITLE_MODEL: "no-such-model" });
+    await expect(createRuntime(config)).rejects.toThrow(/TITLE_MODEL: no model 'no-such-model' in the catalog; one of .*svc-70b/);
+  });
+
+  it("are never asked with TITLES=off", async () => {
+    const off = await createHarness({ env: { SVC_MODEL_BASE_URL: up.baseUrl, TITLES: "off" } });
+    try {
+      const asked = up.titleRequests.length;
+      const token = await off.signIn("titles-off");
+      const reply = await ok<Reply>(off.request("/chat/send", { method: "POST", token, json: { message: "Plain name please" } }));
+      await off.settled();
+      expect(up.titleRequests.length).toBe(asked);
+      expect(await ok<{ name: string }>(off.request(`/contexts/${reply.contextId}`, { token }))).toMatchObject({ name: "Plain name please", nameSource: "message" });
+    } finally {
+      await off.close();
+    }
   });
 });
 

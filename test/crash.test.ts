@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { creditDays, creditHolds, idempotencyKeys, messages, usageEvents } from "../schema/index";
 import { dbFromLibsql, type Db } from "../src/platform/db";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
+import { serverEntryArgs } from "./support/server-process";
 
 // The real Node server in its own process, killed with SIGKILL in the middle of exchanges
 // and started again on the same database file: what `npm start` goes through in a crash.
@@ -45,9 +46,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts `src/server.ts` as `npm start` does (node with tsx, not through npx) and waits until it answers. */
+/** Starts the server as `npm start` does (dist/server.js on plain Node, not through npx) and waits until it listens. */
 async function startServer(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  const child = spawn(process.execPath, serverEntryArgs(), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
@@ -61,23 +62,21 @@ async function startServer(port: number): Promise<ChildProcess> {
       // Long enough that no exchange times out before the kill, even on a loaded machine.
       MODEL_TIMEOUT_MS: "4000",
       DAILY_CREDITS: "100",
-      LOG_LEVEL: "warn",
+      LOG_LEVEL: "info",
     },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${stderr}`))));
-  const ready = (async () => {
-    for (;;) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
+  let output = "";
+  const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${output}`))));
+  // It logs "listening" once its socket is bound.
+  const ready = new Promise<void>((resolve) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('"msg":"listening"')) resolve();
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+  });
   await Promise.race([ready, exited]);
   exited.catch(() => {}); // later exits are the test's doing
   return child;

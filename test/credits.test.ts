@@ -93,8 +93,11 @@ describe("the daily allowance", () => {
     h.clock.set("2026-11-22T23:59:59.900Z");
     await send(token);
     up.mode = "slow";
+    // Charged before midnight: the model has the message (and never answers).
+    const atModel = new Promise<void>((resolve) => (up.onRequest = () => resolve()));
     const pending = send(token);
-    await new Promise((r) => setTimeout(r, 100));
+    await atModel;
+    up.onRequest = undefined;
     h.clock.set("2026-11-23T00:00:00.100Z");
     expect((await pending).status).toBe(504);
     expect(await json(h.request("/usage?days=2", { token }))).toEqual({

@@ -7,9 +7,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ThreadClient } from "../src/platform/node/database-thread";
 import { openDatabase } from "../src/platform/node/open-database";
 import { nativeStatements } from "../src/platform/node/native-connection";
+import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // The database thread stands in for @libsql/client's own execution on an embedded file,
-// so each case runs on both, over the same file, and their answers are compared.
+// so each case runs on both, over the same file, and their answers are compared. The thread
+// runs its bundle from dist/ (it starts without tsx), except where a case opens a file it
+// cannot create and where the server's openDatabase opens one: from source, through tsx.
 let dir: string;
 let path: string;
 let plain: Client;
@@ -28,7 +31,7 @@ beforeEach(async () => {
     ],
     "write",
   );
-  native = await ThreadClient.open(path);
+  native = await ThreadClient.open(path, BUILT_DATABASE_THREAD);
   await native.execute("PRAGMA foreign_keys = ON");
   await plain.execute("PRAGMA foreign_keys = ON");
 });
@@ -157,7 +160,10 @@ describe("the thread's native statements", () => {
     const prepared: string[] = [];
     // The connection as nativeStatements uses it, with each statement it prepares written down.
     const watched = {
-      prepare: (sql: string) => (prepared.push(sql), connection.prepare(sql)),
+      prepare: (sql: string) => {
+        prepared.push(sql);
+        return connection.prepare(sql);
+      },
       exec: (sql: string) => connection.exec(sql),
       get inTransaction() {
         return connection.inTransaction;

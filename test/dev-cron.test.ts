@@ -44,10 +44,9 @@ describe("the cron trigger under npm run dev", () => {
     expect(await run.text()).toBe("Ran scheduled event");
 
     // The job runs in the event's waitUntil: its closing log line says what it did.
-    const logged = () => /\{"level":"info"[^\n]*"msg":"daily rollover ran"[^\n]*\}/.exec(dev!.output())?.[0];
-    for (let waited = 0; !logged() && waited < 60_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
-    expect(logged(), dev.output()).toBeDefined();
-    expect(JSON.parse(logged()!)).toMatchObject({ indexedSearchEntries: 1, day: new Date().toISOString().slice(0, 10) });
+    const logged = (await dev.logged(/\{"level":"info"[^\n]*"msg":"daily rollover ran"[^\n]*\}(?=\n)/))?.[0];
+    expect(logged, dev.output()).toBeDefined();
+    expect(JSON.parse(logged!)).toMatchObject({ indexedSearchEntries: 1, day: new Date().toISOString().slice(0, 10) });
 
     await dev.stop();
     const [pending, indexed] = d1("select count(*) as n from search_pending; select count(*) as n from search_fts where search_fts match 'monstera'");

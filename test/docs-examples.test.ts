@@ -37,7 +37,7 @@ function stepsOf(page: string): Step[] {
     for (const raw of lines) {
       const line = raw.replaceAll("\u0000", "\\\n");
       const where = `${page}:${lineNo}`;
-      lineNo += 1 + (raw.match(/\u0000/g)?.length ?? 0);
+      lineNo += 1 + raw.split("\u0000").length - 1;
       const trimmed = line.trim();
       if (trimmed === "") continue;
       const output = /^# ([[{].*)$/.exec(trimmed);

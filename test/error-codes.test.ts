@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ERROR_CODES, openAiShapeOf } from "../src/platform/error-codes";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
@@ -90,5 +93,36 @@ describe("error codes", () => {
     await expectError(await h.request("/plants/7", { method: "DELETE", token }), 404, /plant 7 not found/, "plant_not_found");
     expect((await h.request("/plants", { method: "POST", token, json: { id: 7, name: "Fern" } })).status).toBe(200);
     await expectError(await h.request("/plants", { method: "POST", token, json: { id: 7, name: "Fern" } }), 409, /already exists/, "plant_exists");
+  });
+});
+
+describe("the list of error codes", () => {
+  // docs/api.md's table of codes, read as a client reads it: each row's codes and statuses
+  // (a row of several codes has one status for all, or one each, in order), and the
+  // paragraph of generic codes, `code` (status).
+  function documented(): Map<string, number> {
+    const doc = readFileSync(resolve(import.meta.dirname, "../docs/api.md"), "utf8");
+    const section = doc.slice(doc.indexOf("### Error codes"), doc.indexOf("## Paging"));
+    const codes = new Map<string, number>();
+    for (const line of section.split("\n")) {
+      const cells = line.split("|").map((c) => c.trim());
+      if (cells.length < 4 || !cells[1]!.startsWith("`")) continue;
+      const names = [...cells[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
+      const statuses = [...cells[2]!.replace(/\(.*\)/, "").matchAll(/\d{3}/g)].map((m) => Number(m[0]));
+      for (const [i, name] of names.entries()) codes.set(name, statuses.length === names.length ? statuses[i]! : statuses[0]!);
+    }
+    for (const m of section.matchAll(/`([a-z_]+)` \((\d{3})\)/g)) codes.set(m[1]!, Number(m[2]));
+    return codes;
+  }
+
+  it("is docs/api.md's table of codes, status for status", () => {
+    const listed = new Map(Object.entries(ERROR_CODES).map(([code, spec]) => [code, spec.status as number]));
+    expect(Object.fromEntries(documented())).toEqual(Object.fromEntries(listed));
+  });
+
+  it("gives /v1 OpenAI's status, type and code where OpenAI's clients expect them", () => {
+    expect(openAiShapeOf("model_not_found", 400)).toEqual({ status: 404, type: "not_found_error", code: "model_not_found" });
+    expect(openAiShapeOf("credits_used_up", 402)).toEqual({ status: 402, type: "insufficient_quota", code: "insufficient_quota" });
+    expect(openAiShapeOf("plant_not_found", 404)).toEqual({ status: 404, type: "not_found_error", code: null });
   });
 });

@@ -1,10 +1,10 @@
 import { count, eq, sum } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { creditHolds, idempotencyKeys, messages, usageEvents } from "../schema/index";
 import { userIdFor } from "../src/platform/auth/identity";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
-import { openChat, type ChatOpening } from "../src/features/chat/send";
-import { HOLD_MARGIN_MS } from "../src/features/chat/holds";
+import { chatExchange, openMessage, type ReadyMessage } from "../src/features/chat/send";
+import { HOLD_MARGIN_MS, renewalInterval } from "../src/features/chat/holds";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
@@ -41,15 +41,19 @@ function userIdOf(token: string): Promise<string> {
 async function dieMidExchange(token: string, message: string, idempotencyKey?: string) {
   expect((await h.request("/me", { token })).status).toBe(200); // the user exists, as after any sign-in
   const userId = await userIdOf(token);
-  const opening = await openChat(h.deps, { principal: { via: "api-key", userId, keyId: "crashed" }, message, idempotencyKey, requestId: "req-crashed" });
+  const opening = await openMessage(h.deps, {
+    principal: { via: "api-key", userId, keyId: "crashed" },
+    turn: { kind: "send", message },
+    idempotency: idempotencyKey ? { key: idempotencyKey } : undefined,
+    requestId: "req-crashed",
+  });
   if (opening.kind !== "ready") throw new Error("expected a charged exchange");
   return opening;
 }
 
 /** Runs an opened exchange to its end, as its route would. */
-async function runToEnd(opening: Extract<ChatOpening, { kind: "ready" }>) {
-  const { exchange, prompt, settle, explainStoreFailure } = opening;
-  for await (const _event of exchange.run({ prompt, signal: new AbortController().signal, stream: false, settle, explainStoreFailure })) {
+async function runToEnd(opening: ReadyMessage) {
+  for await (const _event of chatExchange(h.deps, opening, { signal: new AbortController().signal, stream: false })) {
     // the events themselves are the route's business
   }
 }
@@ -167,25 +171,38 @@ describe("credit holds", () => {
 
   it("never takes a reply that streams far past the timeout for abandoned, and charges it once", async () => {
     const token = await h.signIn("hold-long-stream");
-    // A reply of 24 pieces 150 ms apart: 3.6 s, while the exchange renews its hold every
-    // second (the timeout is 0.5 s). The clock jumps past the stale window meanwhile.
-    up.pieceDelayMs = 150;
-    up.reply = () => Array.from({ length: 24 }, (_, i) => `word${i}`).join(" ");
+    const userId = await userIdOf(token);
+    const renewedAt = async () => (await h.db.select({ at: creditHolds.renewedAt }).from(creditHolds).where(eq(creditHolds.userId, userId)))[0]?.at.getTime();
+    /** Runs the exchange's renewal timer once, and waits for its write to land. */
+    const renewal = async () => {
+      vi.advanceTimersByTime(renewalInterval(h.deps.config));
+      for (let reads = 0; reads < 1000 && (await renewedAt()) !== h.clock.now().getTime(); reads++);
+      expect(await renewedAt()).toBe(h.clock.now().getTime());
+    };
+    // A reply that streams a word every 100 ms (the timeout is 0.5 s) until the test lets it
+    // end, while the exchange renews its hold every second, on an interval the test runs.
+    // The clock jumps past the stale window meanwhile.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    up.holds = () => true;
+    const streaming = new Promise<void>((resolve) => (up.onRequest = () => resolve()));
     try {
       const long = send(token, { message: "a long story", stream: true }).then((res) => res.text());
-      await new Promise((r) => setTimeout(r, 1300));
+      await streaming;
+      h.clock.advance(1000);
+      await renewal();
       h.clock.advance(STALE);
-      await new Promise((r) => setTimeout(r, 1200)); // a renewal after the jump
-      up.reply = () => "short";
-      up.pieceDelayMs = undefined;
+      await renewal(); // a renewal after the jump
+      up.holds = undefined;
       expect((await send(token, { message: "meanwhile" })).status).toBe(200);
       // The long reply's hold is still there, charged: nothing was refunded.
       expect(await ledger(token)).toEqual({ credits: 2, usage: 1, exchanges: 1, holds: 1 });
+      up.releaseHeld();
       expect(await long).toContain("event: done");
       expect(await ledger(token)).toEqual({ credits: 2, usage: 2, exchanges: 2, holds: 0 });
     } finally {
-      up.pieceDelayMs = undefined;
-      up.reply = (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`;
+      up.holds = undefined;
+      up.releaseHeld();
+      vi.useRealTimers();
     }
   });
 
@@ -204,10 +221,10 @@ describe("credit holds", () => {
 
   it("releases the hold when the caller stops reading the reply partway", async () => {
     const token = await h.signIn("hold-stop-reading");
-    const { exchange, prompt, settle } = await dieMidExchange(token, "one two three four five");
+    const opening = await dieMidExchange(token, "one two three four five");
     up.reply = () => "one two three four five";
     const seen: string[] = [];
-    for await (const event of exchange.run({ prompt, signal: new AbortController().signal, stream: true, settle })) {
+    for await (const event of chatExchange(h.deps, opening, { signal: new AbortController().signal, stream: true })) {
       seen.push(event.type);
       if (event.type === "delta") break;
     }
@@ -219,7 +236,11 @@ describe("credit holds", () => {
     const token = await h.signIn("hold-context-gone");
     const first = (await (await send(token, { message: "start a context" })).json()) as { contextId: string };
     const userId = await userIdOf(token);
-    const opening = await openChat(h.deps, { principal: { via: "api-key", userId, keyId: "k" }, message: "and more", contextId: first.contextId, requestId: "req-gone" });
+    const opening = await openMessage(h.deps, {
+      principal: { via: "api-key", userId, keyId: "k" },
+      turn: { kind: "send", message: "and more", contextId: first.contextId },
+      requestId: "req-gone",
+    });
     if (opening.kind !== "ready") throw new Error("expected a charged exchange");
     expect((await h.request(`/contexts/${first.contextId}`, { method: "DELETE", token })).status).toBe(204);
     await expect(runToEnd(opening)).rejects.toMatchObject({ code: "context_not_found", message: expect.stringMatching(/deleted while the model was answering; nothing was charged/) });

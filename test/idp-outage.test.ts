@@ -1,13 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createHarness, type Harness } from "./support/harness";
 
 // An identity provider that cannot be reached is the service's trouble, not the caller's:
 // a valid token is answered 503 with Retry-After (never a 401, which tells clients to sign
 // in again), the outage never counts as a failed authentication, and keys already known keep
-// verifying the tokens they signed.
+// verifying the tokens they signed. The tests move the clock (Date: the key set's ages and
+// retries) rather than wait for it.
 
 let h: Harness | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await h?.close();
   h = undefined;
 });
@@ -19,6 +21,7 @@ async function get(base: string, token: string) {
 
 describe("an identity provider outage", () => {
   it("answers 503 with Retry-After to 40 valid tokens, none counted against the address", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     h = await createHarness({ env: { AUTH_FAILURES_PER_MINUTE: "30", AUTH_KEYS_MAX_AGE_SECONDS: "1" } });
     h.idp.setJwksMode("down");
     const base = await h.listen(); // through a socket, so failures would be counted per address
@@ -36,7 +39,7 @@ describe("an identity provider outage", () => {
 
     // Back up: the same address signs in at once; nothing locked it out.
     h.idp.setJwksMode("up");
-    await new Promise((r) => setTimeout(r, 1100));
+    vi.advanceTimersByTime(1100);
     expect((await get(base, tokens[0]!)).status).toBe(200);
   });
 
@@ -52,12 +55,13 @@ describe("an identity provider outage", () => {
   }, 20_000);
 
   it("keeps verifying tokens with the keys it knows, past their age, while the provider is down", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     h = await createHarness({ env: { AUTH_KEYS_MAX_AGE_SECONDS: "1" } });
     const base = await h.listen();
     expect((await get(base, await h.signIn("known-1"))).status).toBe(200); // the keys are fetched
 
     const rotated = await h.idp.rotateIn(); // a key the service has not seen yet
-    await new Promise((r) => setTimeout(r, 1100)); // the keys are past their age
+    vi.advanceTimersByTime(1100); // the keys are past their age
     h.idp.setJwksMode("down");
 
     // A token never seen before, signed with a known key: verified with the last known keys.
@@ -75,7 +79,7 @@ describe("an identity provider outage", () => {
 
     // Back up: the new key is fetched and works.
     h.idp.setJwksMode("up");
-    await new Promise((r) => setTimeout(r, 1100));
+    vi.advanceTimersByTime(1100);
     expect((await get(base, await rotated.sign("user:known-5"))).status).toBe(200);
   });
 });

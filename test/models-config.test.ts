@@ -74,7 +74,7 @@ function houseCatalog() {
   ]);
 }
 
-const AUTH = { AUTH_HS256_SECRET: "x".repeat(32) };
+const AUTH = { AUTH_HS256_SECRET: "x".repeat(32), AUTH_AUDIENCE: "plant-chat-test" };
 
 describe("MODELS", () => {
   it("replaces the built-in catalog with the operator's models, their prices, capabilities, fallbacks and default", async () => {
@@ -354,13 +354,16 @@ describe("a first run with a local Ollama", () => {
   it("is not looked for when a model is configured, nor outside local mode", async () => {
     up.models = ["llama3.2:latest"];
     const listings = up.listings.length;
-    const configured = await startServerProcess({ OLLAMA_BASE_URL: up.origin, SVC_MODEL_BASE_URL: other.baseUrl });
+    // Both at once: each starts on its own.
+    const [configured, withProvider] = await Promise.all([
+      startServerProcess({ OLLAMA_BASE_URL: up.origin, SVC_MODEL_BASE_URL: other.baseUrl }),
+      startServerProcess({ OLLAMA_BASE_URL: up.origin, AUTH_HS256_SECRET: "s".repeat(32), AUTH_AUDIENCE: "plant-chat-test" }),
+    ]);
     await configured.close();
-    const withProvider = await startServerProcess({ OLLAMA_BASE_URL: up.origin, AUTH_HS256_SECRET: "s".repeat(32) });
     const list = (await (await fetch(`${withProvider.url}/models`)).json()) as Model[];
     await withProvider.close();
     expect(list.some((m) => m.provider === "ollama")).toBe(false);
     expect(up.listings.length).toBe(listings);
     up.models = [];
-  });
+  }, 60_000);
 });

@@ -150,7 +150,7 @@ function workersAiBinding(calls: Array<{ model: string; inputs: Record<string, u
     async run(model, inputs) {
       calls.push({ model, inputs });
       if (!inputs.stream) return { response: "from workers ai" };
-      const events = ["from ", "workers ", "ai"].map((p) => `data: ${JSON.stringify({ response: p })}\n\n`).join("") + "data: [DONE]\n\n";
+      const events = `${["from ", "workers ", "ai"].map((p) => `data: ${JSON.stringify({ response: p })}\n\n`).join("")}data: [DONE]\n\n`;
       return new Response(events).body;
     },
   };

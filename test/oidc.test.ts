@@ -8,13 +8,16 @@ import { expectError } from "./support/expect-error";
 import { createHarness, type Harness } from "./support/harness";
 
 // The service configured for OpenID Connect: only the issuer is given; its discovery
-// document names the JWKS the tokens are verified with.
+// document names the JWKS the tokens are verified with. With no API audience configured, a
+// token must name the client: the loopback provider's say so as `azp` (the client they
+// were issued to), as Keycloak's access tokens do.
+const CLIENT = "plant-chat-web";
 const oidc = (idp: Harness["idp"], extra: Record<string, string> = {}) => ({
   AUTH_JWKS_URL: "",
   AUTH_ISSUER: "",
   AUTH_AUDIENCE: "",
   AUTH_OIDC_ISSUER: idp.issuer,
-  AUTH_OIDC_CLIENT_ID: "plant-chat-web",
+  AUTH_OIDC_CLIENT_ID: CLIENT,
   ...extra,
 });
 
@@ -49,26 +52,26 @@ describe("OpenID Connect login", () => {
   });
 
   it("verifies access tokens with the JWKS named by discovery, fetched once", async () => {
-    const token = await h.idp.sign("google|123", { name: "Grace Hopper", picture: "https://img.example.com/grace.png" });
+    const token = await h.idp.sign("google|123", { azp: CLIENT, name: "Grace Hopper", picture: "https://img.example.com/grace.png" });
     const me = await h.request("/me", { token });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ name: "Grace Hopper", avatarUrl: "https://img.example.com/grace.png", identity: { subject: "google|123" } });
-    expect((await h.request("/me", { token: await h.idp.sign("google|456") })).status).toBe(200);
+    expect((await h.request("/me", { token: await h.idp.sign("google|456", { azp: CLIENT }) })).status).toBe(200);
     expect(h.idp.discoveryHits()).toBe(1);
   });
 
   it("seeds name and avatar only on first sight, and keeps what the person set", async () => {
-    const first = await h.idp.sign("github|9", { name: "Linus", picture: "https://img.example.com/l.png" });
+    const first = await h.idp.sign("github|9", { azp: CLIENT, name: "Linus", picture: "https://img.example.com/l.png" });
     await h.request("/me", { method: "PATCH", token: first, json: { name: "Torvalds", avatarUrl: null } });
-    const later = await h.idp.sign("github|9", { name: "Linus T", picture: "https://img.example.com/new.png" });
+    const later = await h.idp.sign("github|9", { azp: CLIENT, name: "Linus T", picture: "https://img.example.com/new.png" });
     expect(await (await h.request("/me", { token: later })).json()).toMatchObject({ name: "Torvalds", avatarUrl: null });
   });
 
   it("ignores a picture claim that is not a plain http(s) URL", async () => {
-    const token = await h.idp.sign("evil|1", { name: "Mallory", picture: "javascript:alert(1)" });
+    const token = await h.idp.sign("evil|1", { azp: CLIENT, name: "Mallory", picture: "javascript:alert(1)" });
     expect(await (await h.request("/me", { token })).json()).toMatchObject({ name: "Mallory", avatarUrl: null });
     // The first write seeds too (the row is created by the chat, not by /me).
-    const other = await h.idp.sign("evil|2", { picture: "https://user:pw@img.example.com/x.png" });
+    const other = await h.idp.sign("evil|2", { azp: CLIENT, picture: "https://user:pw@img.example.com/x.png" });
     await h.request("/contexts", { method: "POST", token: other, json: { name: "x" } });
     expect(await (await h.request("/me", { token: other })).json()).toMatchObject({ avatarUrl: null });
   });

@@ -145,7 +145,7 @@ describe("the refresh cookie", () => {
     expect(refreshCookie(reused).attributes).toContain("Max-Age=0");
     await expectError(await refresh(second), 401, /the session has ended/, "refresh_token_invalid");
     // Its access tokens stop working here at once, not only at their expiry.
-    await expectError(await h.request("/me", { token: renewed.accessToken }), 401, /signed out; sign in again/);
+    await expectError(await h.request("/me", { token: renewed.accessToken }), 401, /session has ended .*: sign in again/);
   });
 
   it("only serves requests from the service's own origin", async () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { sql } from "drizzle-orm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { keepSearchIndexed } from "../src/jobs/search-index";
 import { createHarness, type Harness } from "./support/harness";
 
@@ -82,26 +82,36 @@ describe("a read-only database", () => {
     expect(await res.json()).toMatchObject({ code: "storage_read_only", message: expect.stringMatching(/read-only: nothing was saved/) });
     expect((await h.request("/plants", { token })).status).toBe(200);
 
-    const failures = () => h.logs.lines.filter((l) => l.msg === "could not index search entries").length;
+    // The indexer's timer runs on a fake clock the test moves. Each try is real database work,
+    // done once the indexer has set its next timer: the event loop turns until it has.
+    const failures = () => h.logs.lines.filter((l) => l.msg === "could not index search entries").map((l) => l.fields.retryInMs);
+    const tryAfter = async (ms: number) => {
+      vi.advanceTimersByTime(ms - 1);
+      expect(vi.getTimerCount()).toBe(1); // not due yet
+      vi.advanceTimersByTime(1);
+      expect(vi.getTimerCount()).toBe(0); // trying
+      while (vi.getTimerCount() === 0) await new Promise((turned) => setImmediate(turned));
+    };
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const stop = keepSearchIndexed({ db: h.db, log: h.logs.log }, 10);
     try {
-      await new Promise((r) => setTimeout(r, 700));
-      // Every 10 ms that would be ~70 failures; doubling the wait, 10 + 20 + … + 320 ms: 6.
-      expect(failures()).toBeGreaterThanOrEqual(2);
-      expect(failures()).toBeLessThanOrEqual(8);
+      // Every 10 ms that would be a failure every 10 ms; each failed try doubles the wait.
+      let wait = 10;
+      for (let i = 0; i < 5; i++, wait *= 2) await tryAfter(wait);
+      expect(failures()).toEqual([20, 40, 80, 160, 320]);
 
       await h.db.run(sql`PRAGMA query_only = OFF`);
       expect((await addPlant(token, 1)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1500)); // the longest wait so far, and a try after it
-      const settled = failures();
-      await new Promise((r) => setTimeout(r, 300));
-      expect(failures()).toBe(settled);
+      // The longest wait so far, and a try after it that succeeds: back to every 10 ms, failing no more.
+      await tryAfter(320);
+      for (let i = 0; i < 30; i++) await tryAfter(10);
+      expect(failures()).toHaveLength(5);
     } finally {
       stop();
+      vi.useRealTimers();
     }
   });
 });
-
 
 /**
  * Whether files can be made immutable here: chattr +i needs root (or CAP_LINUX_IMMUTABLE)

@@ -117,14 +117,14 @@ describe("GET /contexts/{id}/export", () => {
     expect(res.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="Monstera.md"');
     expect(await res.text()).toBe(
-      [
+      `${[
         "# Monstera",
         "> **Instructions**\n>\n> Answer in metric units.",
         "## You, 2026-11-20 09:00 UTC\n\nHow often?",
         "## Assistant (svc-70b), 2026-11-20 09:00 UTC\n\nWeekly.",
         "## You, 2026-11-20 09:00 UTC\n\nIn winter?",
         "## Assistant (svc-70b), 2026-11-20 09:00 UTC\n\nEvery 2 weeks.",
-      ].join("\n\n") + "\n",
+      ].join("\n\n")}\n`,
     );
   });
 

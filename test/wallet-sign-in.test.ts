@@ -169,6 +169,21 @@ describe("refusing a wallet sign-in", () => {
     }
   });
 
+  it("refuses a time that names no real day or hour (2026-11-31), which a Date would take for another", async () => {
+    const wallet = newWallet();
+    for (const [line, impossible] of [
+      ["Expiration Time", "2026-11-31T00:00:00.000Z"],
+      ["Expiration Time", "2027-02-29T12:00:00Z"],
+      ["Not Before", "2026-11-22T24:00:00Z"],
+      ["Issued At", "2026-11-22T12:00:00+24:00"],
+    ] as const) {
+      const valid = await siweMessage(h, wallet.address, { expirationTime: new Date(h.clock.now().getTime() + 3_600_000), notBefore: h.clock.now() });
+      const message = valid.replace(new RegExp(`^${line}: .*$`, "m"), `${line}: ${impossible}`);
+      const lineNumber = message.split("\n").findIndex((l) => l.startsWith(`${line}: `)) + 1;
+      await refused(await postWalletProof(h, message, await wallet.signMessage({ message })), "wallet_message_invalid", new RegExp(`line ${lineNumber} should be "${line}: " and an RFC 3339 time of a real date`));
+    }
+  });
+
   it("answers a body that is no proof with a 400 naming what it should be", async () => {
     await expectError(await h.request("/auth/session", { method: "POST", json: {} }), 400, /exactly one of \{ wallet: \{ message, signature \} \}/);
     await expectError(await h.request("/auth/session", { method: "POST", json: { wallet: { message: "x" } } }), 400, /wallet\.signature: is required/);

@@ -179,6 +179,7 @@ describe("the web client on the Node server", () => {
     expect(await res.json()).toEqual({
       auth: { mode: "local" },
       signIn: { methods: [{ method: "wallet" }, { method: "local" }], origin: server.url },
+      signUp: { policy: "open", turnstileSiteKey: null },
       transcription: { available: false, maxBytes: 10 * 1024 * 1024, maxSeconds: 120 },
     });
   });
@@ -276,7 +277,7 @@ describe("images on the client's pages", () => {
 
 describe("configuration of the web entry", () => {
   it("refuses to start in production without PUBLIC_BASE_URL", async () => {
-    const { code, output } = await failedStart({ NODE_ENV: "production", AUTH_HS256_SECRET: "s".repeat(32) });
+    const { code, output } = await failedStart({ NODE_ENV: "production", AUTH_HS256_SECRET: "s".repeat(32), AUTH_AUDIENCE: "plant-chat-test" });
     expect(code).toBe(1);
     expect(output).toMatch(/PUBLIC_BASE_URL is required when NODE_ENV=production/);
   }, 60_000);

@@ -7,7 +7,7 @@ import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
 import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
 import { pruneTimingStatements } from "../features/chat/model-speed";
 import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
-import { creditDays, idempotencyKeys, refreshTokens, sessions, shares, usageEvents, walletNonces } from "../../schema/index";
+import { creditDays, endedSessions, idempotencyKeys, refreshTokens, sessions, shares, signUpCounts, usageEvents, walletNonces } from "../../schema/index";
 
 export interface RolloverDeps {
   db: Db;
@@ -33,7 +33,7 @@ export interface RolloverResult {
   expiredShares: number;
   /** Credit holds of exchanges whose process died, refunded to the day they were charged on. */
   releasedHolds: number;
-  /** Search entries that were still waiting to be indexed (see services/search.ts). */
+  /** Search entries that were still waiting to be indexed (see src/features/contexts/search.ts). */
   indexedSearchEntries: number;
   /** Models' exchange timings past the measured window (src/features/chat/model-speed.ts). */
   prunedModelTimings: number;
@@ -46,6 +46,10 @@ export interface RolloverResult {
   prunedRefreshTokens: number;
   /** Wallet sign-in nonces past their expiry. */
   expiredWalletNonces: number;
+  /** Ended sessions whose last access token has expired: nothing is left to refuse. */
+  prunedEndedSessions: number;
+  /** Sign-up counts of past hours (SIGN_UPS_PER_ADDRESS_PER_HOUR). */
+  prunedSignUpCounts: number;
 }
 
 /**
@@ -56,7 +60,7 @@ export interface RolloverResult {
  * expired idempotency records and the snapshots of expired share links are pruned. Every step is a delete by a threshold
  * computed from `scheduledTime` (not the wall clock), and today's row is never touched:
  * running it twice, late, or after missed days changes nothing that is already right.
- * First, though, it releases abandoned credit holds (services/holds.ts): those are stale
+ * First, though, it releases abandoned credit holds (src/features/chat/holds.ts): those are stale
  * by the wall clock, whenever the job runs, and their refunds must land before empty
  * days are closed.
  */
@@ -68,7 +72,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const [refundHolds, freeClaims, removeHolds] = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
   const [oldTimings, surplusTimings] = pruneTimingStatements(db, at);
   const idleBefore = new Date(at.getTime() - deps.config.SESSION_IDLE_DAYS * 86_400_000);
-  const [, , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces] = await db.batch([
+  const [, , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces, ended, signUps] = await db.batch([
     refundHolds,
     freeClaims,
     removeHolds,
@@ -91,6 +95,8 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     db.delete(sessions).where(lte(sessions.lastUsedAt, idleBefore)).returning({ id: sessions.id }),
     db.delete(refreshTokens).where(lte(refreshTokens.rotatedAt, idleBefore)).returning({ hash: refreshTokens.hash }),
     db.delete(walletNonces).where(lte(walletNonces.expiresAt, at)).returning({ nonce: walletNonces.nonce }),
+    db.delete(endedSessions).where(lte(endedSessions.tokensExpireAt, at)).returning({ id: endedSessions.sessionId }),
+    db.delete(signUpCounts).where(lte(signUpCounts.windowStart, at.getTime() - 3_600_000)).returning({ client: signUpCounts.client }),
   ]);
   // A Worker has no background job: whatever no search has indexed yet is indexed here.
   let indexedSearchEntries = 0;
@@ -112,6 +118,8 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     expiredSessions: idleSessions.length,
     prunedRefreshTokens: rotatedTokens.length,
     expiredWalletNonces: nonces.length,
+    prunedEndedSessions: ended.length,
+    prunedSignUpCounts: signUps.length,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;

@@ -115,6 +115,11 @@ const ConfigSchema = z.object({
   SVC_MODEL_API_KEY: optionalText,
   SVC_MODEL_UPSTREAM: optionalText.transform((v) => v ?? "llama-3.3-70b"),
   MODEL_TIMEOUT_MS: positiveInt(60_000),
+  // A new context's title, asked of a model once its first reply is stored: `on` where people
+  // see it (sign-ins, not API keys), `all` (API keys too), or `off`; TITLE_MODEL names the
+  // model asked (a catalog id), else the one that answered.
+  TITLES: z.enum(["on", "all", "off"], { error: "must be on, all or off" }).default("on"),
+  TITLE_MODEL: optionalText,
   // svc-70b on Workers when SVC_MODEL_BASE_URL is unset and the AI binding is bound.
   SVC_MODEL_WORKERS_AI: optionalText.transform((v) => v ?? "@cf/meta/llama-3.3-70b-instruct-fp8-fast"),
   // Third-party providers: each is enabled by its key (or, for local servers, its base URL).
@@ -132,8 +137,10 @@ const ConfigSchema = z.object({
   // The operator's catalog (JSON), or on Node a file holding it; unset: the built-in catalog.
   MODELS: optionalText,
   MODELS_FILE: optionalText,
-  // A local Ollama, looked for by the Node server in local mode when no model is configured.
+  // A local Ollama, looked for by the Node server in local mode when no model is configured,
+  // at start and every OLLAMA_REFRESH_SECONDS.
   OLLAMA_BASE_URL: httpUrl("Ollama's address, e.g. http://127.0.0.1:11434").transform((v) => v ?? "http://127.0.0.1:11434"),
+  OLLAMA_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   PUBLIC_BASE_URL: optionalUrl("the base of share links"),
   AVATAR_HOSTS: z
     .string()
@@ -151,6 +158,27 @@ const ConfigSchema = z.object({
     .string()
     .default("*")
     .transform((v) => v.split(",").map((o) => o.trim()).filter(Boolean)),
+  // The Node server's listening address. Unset: loopback only (127.0.0.1) in local-login
+  // mode, where a name is proof enough; every interface (0.0.0.0) with an identity provider.
+  HOST: optionalText,
+  // Local login: a bare name signs in only from this machine (loopback) unless `network`.
+  LOCAL_LOGIN: z.enum(["loopback", "network"], { error: "must be loopback or network" }).default("loopback"),
+  // Who may create an account (docs/api.md, "Who may sign up").
+  SIGN_UP: z.enum(["open", "invite", "closed"], { error: "must be open, invite or closed" }).default("open"),
+  // New accounts proved by this service alone (wallets, names) per client address per hour; 0: no limit.
+  SIGN_UPS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(0).default(5),
+  // Successful sign-ins per client address, and per identity, per minute (Node; Workers use
+  // the SIGN_IN_*_LIMITER bindings' limits). 0 turns one off.
+  SIGN_INS_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(0).default(20),
+  SIGN_INS_PER_IDENTITY_PER_MINUTE: z.coerce.number().int().min(0).default(10),
+  // The most live sessions a person holds: a new one past it ends the least recently used.
+  SESSIONS_PER_USER: z.coerce.number().int().min(1).max(1000).default(50),
+  // Cloudflare Turnstile in front of new accounts (both keys, or neither).
+  TURNSTILE_SITE_KEY: optionalText,
+  TURNSTILE_SECRET_KEY: optionalText,
+  TURNSTILE_VERIFY_URL: httpUrl("Turnstile's siteverify endpoint").transform((v) => v ?? "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+  // The longest reply stored (characters); the rest is cut, with a note saying so.
+  MAX_REPLY_CHARS: z.coerce.number().int().min(1000).max(10_000_000).default(200_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {
@@ -189,11 +217,32 @@ export function parseConfig(env: Record<string, unknown>, options: ParseOptions 
   if (config.AUTH_OIDC_ISSUER && config.AUTH_ISSUER && config.AUTH_ISSUER !== config.AUTH_OIDC_ISSUER) {
     throw new ConfigError("invalid configuration: AUTH_ISSUER differs from AUTH_OIDC_ISSUER; leave AUTH_ISSUER unset with OpenID Connect");
   }
+  checkAudienceBound(config);
+  if (Boolean(config.TURNSTILE_SITE_KEY) !== Boolean(config.TURNSTILE_SECRET_KEY)) {
+    throw new ConfigError(
+      `invalid configuration: set TURNSTILE_SITE_KEY and TURNSTILE_SECRET_KEY together (${config.TURNSTILE_SITE_KEY ? "TURNSTILE_SECRET_KEY" : "TURNSTILE_SITE_KEY"} is missing): the widget's site key and its secret, from Cloudflare's dashboard`,
+    );
+  }
   // Share links are built from it: in production the request's Host header must not decide them.
   if (config.NODE_ENV === "production" && !config.PUBLIC_BASE_URL) {
     throw new ConfigError("invalid configuration: PUBLIC_BASE_URL is required when NODE_ENV=production (the base of share links, e.g. https://chat.example.com)");
   }
   return config;
+}
+
+/**
+ * Every token must name this service in its `aud`: a provider's keys sign tokens for all of
+ * its apps, and without an audience any of them (another app's token for the same person)
+ * would sign in here. OpenID Connect binds the client id at least (AUTH_OIDC_CLIENT_ID,
+ * required with it); the other key sources need AUTH_AUDIENCE.
+ */
+function checkAudienceBound(config: Config): void {
+  if (config.AUTH_OIDC_ISSUER || config.AUTH_AUDIENCE) return;
+  const source = config.AUTH_JWKS_URL ? "AUTH_JWKS_URL" : config.AUTH_PUBLIC_KEY ? "AUTH_PUBLIC_KEY" : config.AUTH_HS256_SECRET ? "AUTH_HS256_SECRET" : undefined;
+  if (!source) return;
+  throw new ConfigError(
+    `invalid configuration: AUTH_AUDIENCE is required with ${source}: set it to the audience your identity provider writes in the \`aud\` of tokens for this service (Privy: the app id; Auth0: the API identifier), so that tokens it issues to other apps are refused`,
+  );
 }
 
 /** The catalog the variables choose, with MODEL_CREDITS applied; a ConfigError names the bad entry and field. */

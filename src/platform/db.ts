@@ -2,6 +2,7 @@ import type { D1Database } from "@cloudflare/workers-types";
 import type { Client, InValue } from "@libsql/client";
 import { fillPlaceholders, type Query } from "drizzle-orm";
 import { drizzle as drizzleD1 } from "drizzle-orm/d1";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 // The `http` entry's drizzle() wraps whatever Client it is given (the Node thread client
 // too); it is the entry that does not import @libsql/client's WebSocket transport, which
 // the Worker never uses and would otherwise carry (4 KiB gzipped).
@@ -10,11 +11,11 @@ import type { LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "../../schema/index";
 
 /**
- * The database as the services see it. D1 and libSQL speak the same SQLite dialect and
- * drizzle gives both the same query builder and `batch`, so one type serves both.
- * Services use `.returning()` rather than driver-specific run() results.
+ * The database as the services see it: what drizzle's libSQL and D1 databases have in
+ * common, the SQLite query builder (its run() results typed as unknown: they differ by
+ * driver) and `batch`. Services use `.returning()` rather than run() results.
  */
-export type Db = LibSQLDatabase<typeof schema>;
+export type Db = BaseSQLiteDatabase<"async", unknown, typeof schema> & Pick<LibSQLDatabase<typeof schema>, "batch">;
 
 /**
  * The driver drizzle was given: `$client`, drizzle's own public field on what drizzle()
@@ -25,12 +26,15 @@ function driverOf(db: Db): Client | D1Database {
   return (db as Db & { $client: Client | D1Database }).$client;
 }
 
-export function dbFromLibsql(client: Client): Db {
+/** A libSQL client as drizzle's libSQL database (a Db, which the migrator also takes). */
+export function dbFromLibsql(client: Client): LibSQLDatabase<typeof schema> {
   return drizzleLibsql(client, { schema, casing: "snake_case" });
 }
 
 export function dbFromD1(binding: D1Database): Db {
-  return drizzleD1(binding as never, { schema, casing: "snake_case" }) as unknown as Db;
+  // @cloudflare/workers-types' D1Database and the one drizzle's d1 driver declares are the
+  // same binding described by two packages.
+  return drizzleD1(binding as Parameters<typeof drizzleD1>[0], { schema, casing: "snake_case" });
 }
 
 /**
@@ -55,9 +59,9 @@ export function perDb<T>(build: (db: Db) => T): (db: Db) => T {
 // (a chat message: two batches of about ten statements) therefore take the SQL and
 // parameters drizzle builds (`toSQL()`, placeholders included), fill the placeholders with
 // drizzle's `fillPlaceholders`, and run the batch with the driver's own public API:
-// `Client.batch` on libSQL, `D1Database.batch` on D1. Rows come back as column values in
-// the order selected, which each statement's reader turns into what its caller needs:
-// drizzle's row mapping, by field and decoder, cost more than reading the rows.
+// `Client.batch` on libSQL, `D1Database.batch` on D1. A select's rows come back named by
+// the fields it was given (selectTemplate), as the driver returns their values: drizzle's
+// decoding (timestamps to Date, and the like) is not applied.
 // ---------------------------------------------------------------------------------------
 
 /** Something that can say its SQL: a query-builder query, with or without placeholders. */
@@ -65,46 +69,64 @@ export interface ToSql {
   toSQL(): Query;
 }
 
-/** Rows as the driver returns them: each row's column values, by position. */
-export type Rows = ArrayLike<unknown>[];
+/** A row as a statement's reader sees it: each selected value under the name of its field. */
+export type Row<K extends string> = Record<K, unknown>;
 
-/** One statement of a Batch: its SQL, its values, and how its rows are read. */
+/** One statement of a Batch: its SQL, its values, the names of its selected fields, and how its rows are read. */
 export interface Step<R = void> {
   sql: string;
   args: unknown[];
-  read(rows: Rows): R;
+  fields: readonly string[];
+  read(rows: Row<string>[]): R;
 }
 
-/** A statement built once with sql.placeholder()s, to be bound per call (see Batch). */
-export type Template = Query;
+/**
+ * A statement built once with sql.placeholder()s, to be bound per call (see Batch). A
+ * select's template carries the names of its fields (`K`), in the order selected.
+ */
+export interface Template<K extends string = never> extends Query {
+  readonly fields: readonly K[];
+}
 
+/** A statement that selects nothing to read (an insert, update or delete without returning). */
 export function template(query: ToSql): Template {
-  return query.toSQL();
+  return { ...query.toSQL(), fields: [] };
+}
+
+/**
+ * A select (or a write's `returning`) built once, whose rows are read by the names of
+ * `fields`: the same object the query selects, so the names and the columns cannot drift.
+ */
+export function selectTemplate<K extends string>(fields: Record<K, unknown>, query: ToSql): Template<K> {
+  return { ...query.toSQL(), fields: Object.keys(fields) as K[] };
 }
 
 const ignoreRows = () => undefined;
 
 /** The template with its placeholders filled from `values`; its rows read by `read`, if at all. */
-export function bind(statement: Template, values: Record<string, unknown>): Step;
-export function bind<R>(statement: Template, values: Record<string, unknown>, read: (rows: Rows) => R): Step<R>;
-export function bind<R>(statement: Template, values: Record<string, unknown>, read?: (rows: Rows) => R): Step<R | undefined> {
-  return { sql: statement.sql, args: fillPlaceholders(statement.params, values), read: read ?? ignoreRows };
+export function bind(statement: Template<string>, values: Record<string, unknown>): Step;
+export function bind<K extends string, R>(statement: Template<K>, values: Record<string, unknown>, read: (rows: Row<K>[]) => R): Step<R>;
+export function bind<K extends string, R>(statement: Template<K>, values: Record<string, unknown>, read?: (rows: Row<K>[]) => R): Step<R | undefined> {
+  return { sql: statement.sql, args: fillPlaceholders(statement.params, values), fields: statement.fields, read: (read ?? ignoreRows) as Step<R>["read"] };
 }
 
-/** A query built for this call (no placeholders), as a step of a Batch. */
-export function step(query: ToSql): Step;
-export function step<R>(query: ToSql, read: (rows: Rows) => R): Step<R>;
-export function step<R>(query: ToSql, read?: (rows: Rows) => R): Step<R | undefined> {
-  return bind(query.toSQL(), {}, read ?? ignoreRows);
+/** A query built for this call (no placeholders) that selects nothing to read, as a step of a Batch. */
+export function step(query: ToSql): Step {
+  return bind(template(query), {});
 }
 
-/** A reader of every row, each made by `row` from its column values. */
-export function eachRow<T>(row: (values: ArrayLike<unknown>) => T): (rows: Rows) => T[] {
-  return (rows) => Array.from(rows, row);
+/** A select built for this call, its rows read by the names of `fields` (the object it selects). */
+export function selectStep<K extends string, R>(fields: Record<K, unknown>, query: ToSql, read: (rows: Row<K>[]) => R): Step<R> {
+  return bind(selectTemplate(fields, query), {}, read);
+}
+
+/** A reader of every row, each made by `row` from its named values. */
+export function eachRow<K extends string, T>(row: (values: Row<K>) => T): (rows: Row<K>[]) => T[] {
+  return (rows) => rows.map(row);
 }
 
 /** A reader of the first row, made by `row`, or undefined when there is none. */
-export function firstRow<T>(row: (values: ArrayLike<unknown>) => T): (rows: Rows) => T | undefined {
+export function firstRow<K extends string, T>(row: (values: Row<K>) => T): (rows: Row<K>[]) => T | undefined {
   return (rows) => (rows.length === 0 ? undefined : row(rows[0]!));
 }
 
@@ -138,14 +160,26 @@ export class Batch {
   }
 }
 
-async function runStatements(client: Client | D1Database, steps: Step<unknown>[]): Promise<Rows[]> {
+/** Each step's rows, named by its fields: by position from libSQL's rows, by key from D1's objects. */
+async function runStatements(client: Client | D1Database, steps: Step<unknown>[]): Promise<Row<string>[][]> {
   if (isD1(client)) {
     const results = await client.batch(steps.map((s) => client.prepare(s.sql).bind(...s.args)));
-    // D1 gives each row as an object whose keys are in the order selected.
-    return results.map((r) => (r.results as Record<string, unknown>[]).map((row) => Object.values(row)));
+    return results.map((r, i) => named(steps[i]!, (r.results as Record<string, unknown>[]).map((row) => Object.values(row))));
   }
   const results = await client.batch(steps.map((s) => ({ sql: s.sql, args: s.args as InValue[] })));
-  return results.map((r) => r.rows);
+  return results.map((r, i) => named(steps[i]!, r.rows as unknown as ArrayLike<unknown>[]));
+}
+
+function named(step: Step<unknown>, rows: ArrayLike<unknown>[]): Row<string>[] {
+  const { fields } = step;
+  if (fields.length === 0) return rows as unknown as Row<string>[];
+  return rows.map((values) => {
+    // D1 gives each row as an object keyed by column name: two columns of one name would be one.
+    if (values.length !== fields.length) throw new Error(`a statement selected ${values.length} columns for ${fields.length} fields (${fields.join(", ")}): give each column a name of its own`);
+    const row: Row<string> = {};
+    for (let i = 0; i < fields.length; i++) row[fields[i]!] = values[i];
+    return row;
+  });
 }
 
 function isD1(client: Client | D1Database): client is D1Database {

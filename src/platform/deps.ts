@@ -12,6 +12,8 @@ import { LOCAL_AUDIENCE, LOCAL_ISSUER, localKeyFromPrivateJwk, signLocalToken, t
 import { createTranscriber, type Transcriber } from "./speech/transcription";
 import { createSessionTokens, type SessionTokens } from "./auth/session-tokens";
 import { IdentityLinks } from "./auth/identity-links";
+import { EndedSessions } from "./auth/ended-sessions";
+import { KnownAccounts } from "./auth/known-accounts";
 import { contractWallets, type ContractWallets } from "./auth/wallet-contracts";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
@@ -27,6 +29,12 @@ export interface Runtime {
   rateLimiter: MemoryRateLimiter;
   /** Failed authentications per client address (AUTH_FAILURES_PER_MINUTE). */
   authFailureLimiter: RateLimiter;
+  /** Successful sign-ins per client address and per identity (SIGN_INS_PER_*_PER_MINUTE). */
+  signInLimiters: { address: RateLimiter; identity: RateLimiter };
+  /** The sessions whose access tokens are refused: a copy of the database's rows. */
+  endedSessions: EndedSessions;
+  /** Accounts known to exist, for SIGN_UP=invite|closed, where a provider's token may not create one. */
+  knownAccounts: KnownAccounts;
   /** Issues local-login tokens (POST /auth/local); only in local-login mode. */
   localLogin?: (name: string) => Promise<{ token: string; expiresAt: Date }>;
   /** Speech to text for POST /audio/transcriptions, when a provider is configured. */
@@ -101,6 +109,10 @@ export interface RuntimeOptions {
   workersAi?: WorkersAiBinding;
   /** Overrides the in-memory failed-authentication limit (Workers: the rate-limiting binding). */
   authFailureLimiter?: RateLimiter;
+  /** Override the in-memory sign-in limits (Workers: the rate-limiting bindings). */
+  signInLimiters?: { address: RateLimiter; identity: RateLimiter };
+  /** How old the copy of the ended sessions may get before it is read again (default: never, as on Node). */
+  endedSessionsMaxAgeMs?: number;
   /** How model adapters call their upstreams: a kept-alive pool on Node (default: the global fetch). */
   upstreamFetch?: UpstreamFetch;
   /** Offer the models of a local Ollama at this address (the Node server's first run, nothing configured). */
@@ -140,6 +152,19 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     );
   }
   const log = options.log ?? createLogger(config.LOG_LEVEL);
+  const audience = config.AUTH_OIDC_AUDIENCE ?? config.AUTH_AUDIENCE;
+  const clientId = config.AUTH_OIDC_ISSUER ? config.AUTH_OIDC_CLIENT_ID : undefined;
+  if (!audience && !clientId) {
+    throw new Error("no audience to require of tokens: set AUTH_AUDIENCE to the `aud` your identity provider gives tokens for this service");
+  }
+  const models = createModelRegistry(config, {
+    workersAi: options.workersAi,
+    fetch: options.upstreamFetch,
+    localOllama: options.localOllama,
+    log,
+    now: options.now && (() => options.now!().getTime()),
+  });
+  requireTitleModel(config, models);
   return {
     localLogin: localKey && ((name) => signLocalToken(localKey, name)),
     config,
@@ -148,21 +173,23 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     verifyJwt: await createJwtVerifier({
       source,
       issuer: config.AUTH_OIDC_ISSUER ?? config.AUTH_ISSUER,
-      audience: config.AUTH_OIDC_AUDIENCE ?? config.AUTH_AUDIENCE,
+      audience,
+      clientId,
       keysMaxAgeMs: config.AUTH_KEYS_MAX_AGE_SECONDS * 1000,
     }),
-    models: createModelRegistry(config, {
-      workersAi: options.workersAi,
-      fetch: options.upstreamFetch,
-      localOllama: options.localOllama,
-      log,
-      now: options.now && (() => options.now!().getTime()),
-    }),
+    models,
     rateLimiter: createRateLimiter(config.RATE_LIMIT_PER_MINUTE),
     authFailureLimiter:
       config.AUTH_FAILURES_PER_MINUTE === 0
         ? unlimited
         : (options.authFailureLimiter ?? createRateLimiter(config.AUTH_FAILURES_PER_MINUTE)),
+    // 0 turns a limit off wherever it is counted (Workers: the bindings').
+    signInLimiters: {
+      address: config.SIGN_INS_PER_ADDRESS_PER_MINUTE === 0 ? unlimited : (options.signInLimiters?.address ?? createRateLimiter(config.SIGN_INS_PER_ADDRESS_PER_MINUTE)),
+      identity: config.SIGN_INS_PER_IDENTITY_PER_MINUTE === 0 ? unlimited : (options.signInLimiters?.identity ?? createRateLimiter(config.SIGN_INS_PER_IDENTITY_PER_MINUTE)),
+    },
+    endedSessions: new EndedSessions(options.endedSessionsMaxAgeMs ?? Infinity),
+    knownAccounts: new KnownAccounts(),
     transcriber: createTranscriber(config, options.workersAi),
     sessionTokens: await sessionTokensFor(config, options),
     identityLinks: new IdentityLinks(options.identityLinksMaxAgeMs ?? 60_000),
@@ -173,4 +200,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
 function sessionTokensFor(config: Config, options: RuntimeOptions): Promise<SessionTokens> | undefined {
   const key = config.SESSION_SIGNING_KEY ?? options.sessionKey;
   return key === undefined ? undefined : createSessionTokens(key);
+}
+
+/** TITLE_MODEL names a model of the catalog (checked at start, unless providers' lists are only known later). */
+function requireTitleModel(config: Config, models: ModelRegistry): void {
+  const id = config.TITLE_MODEL;
+  if (id === undefined || models.discovers || models.get(id)) return;
+  throw new Error(`invalid configuration: TITLE_MODEL: no model '${id}' in the catalog; one of ${models.list().map((m) => m.id).join(", ")}`);
 }

@@ -1,9 +1,11 @@
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { base64url } from "jose";
+
 /** base64url without padding, for ids, tokens and keys. */
-export function encodeBase64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
+export const encodeBase64url = (bytes: Uint8Array): string => base64url.encode(bytes);
+
+/** Bytes as lowercase hex digits. */
+export const hex = (bytes: Uint8Array): string => bytesToHex(bytes);
 
 /** A random identifier: `prefix_` then `bytes` random bytes, base64url (16 bytes = 128 bits). */
 export function randomId(prefix: string, bytes = 16): string {
@@ -45,5 +47,5 @@ function randomBytes(count: number): Uint8Array {
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(new Uint8Array(digest));
 }

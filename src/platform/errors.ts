@@ -1,35 +1,12 @@
 // ---------------------------------------------------------------------------------------
-// Errors in the domain's words. A service that refuses or fails throws a DomainError: what
-// kind of failure it is, a stable machine-readable `code` clients may branch on, and one
-// sentence a person can act on. Services know no HTTP: the edge
-// (src/platform/http/error-mapper.ts) turns the kind into a status and the details into
-// headers, for each surface. The codes are listed in docs/api.md.
+// Errors in the domain's words. A service that refuses or fails throws a DomainError: a
+// stable machine-readable `code` clients may branch on, from the one list of codes
+// (error-codes.ts, which also says each code's status), and one sentence a person can act
+// on. Services know no HTTP: the edge (src/platform/http/error-mapper.ts) turns the code
+// into a status and the details into headers, for each surface.
 // ---------------------------------------------------------------------------------------
 
-/** What kind of failure: the edge maps each to one status. */
-export type ErrorKind =
-  /** The request asks for something that cannot be: an unknown model, a bad combination. */
-  | "invalid"
-  /** A proof of identity that does not hold: a bad signature, a spent nonce or refresh token. */
-  | "unauthenticated"
-  /** Who asks is known, or need not be, but may not do this (a request from another origin). */
-  | "forbidden"
-  /** What the request names does not exist for this caller. */
-  | "not-found"
-  /** It collides with something that exists or is still running. */
-  | "conflict"
-  /** A key was reused for a different request. */
-  | "mismatch"
-  /** The caller's allowance does not cover it. */
-  | "quota"
-  /** A dependency (a model's provider, the identity provider, storage) is not there now. */
-  | "unavailable"
-  /** A dependency answered with a failure. */
-  | "upstream-failed"
-  /** A dependency did not answer in time. */
-  | "upstream-timeout"
-  /** The caller went away or asked to stop before the end. */
-  | "cancelled";
+import type { ErrorCode } from "./error-codes";
 
 export interface ErrorDetail {
   /** When retrying may succeed, in seconds. */
@@ -43,9 +20,8 @@ export interface ErrorDetail {
 export class DomainError extends Error {
   override name = "DomainError";
   constructor(
-    readonly kind: ErrorKind,
     /** Stable, machine-readable, snake_case: `credits_used_up`, `context_not_found`, … */
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly detail: ErrorDetail = {},
   ) {

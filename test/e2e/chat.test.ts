@@ -249,19 +249,17 @@ describe.skipIf(!hasChromium)("the model picker", () => {
 describe.skipIf(!hasChromium)("a first run with no model", () => {
   let stack: Stack;
   beforeAll(async () => {
-    // No model configured; the local Ollama the server looks for is the loopback upstream, with no model pulled yet.
-    stack = await startStack({ env: { SVC_MODEL_BASE_URL: "" } });
-  }, 90_000);
+    // No model configured; the local Ollama the server looks for is the loopback upstream, with
+    // no model pulled yet. The server looks for it every second here (30 s by default).
+    stack = await startStack({ env: (upstream) => ({ SVC_MODEL_BASE_URL: "", OLLAMA_BASE_URL: upstream.origin, OLLAMA_REFRESH_SECONDS: "1" }) });
+  });
   afterAll(() => stack?.close());
 
   it("shows the operator how to connect a model instead of a Send button, and chats once Ollama has one", async () => {
-    await stack.server.close();
-    stack.upstream.models = [];
-    const { startServerProcess } = await import("../support/server-process");
-    stack.server = await startServerProcess({ OLLAMA_BASE_URL: stack.upstream.origin, RATE_LIMIT_PER_MINUTE: "0" });
-    stack.url = stack.server.url;
-    const context = await stack.browser.newContext({ baseURL: stack.url, viewport: { width: 1280, height: 800 } });
+    const context = await stack.newContext();
     const page = await context.newPage();
+    // The page's clock is the test's to move.
+    await page.clock.install();
     await logInLocally(page, "operator");
     const card = page.getByRole("region", { name: "Connect a model to start chatting" });
     await card.waitFor();
@@ -271,15 +269,17 @@ describe.skipIf(!hasChromium)("a first run with no model", () => {
     expect(await page.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
     expect(await page.getByRole("alert").count()).toBe(0); // no red banner: nothing failed
 
-    // The operator pulls a model: within the server's 30 s look and the page's 10 s one, chat works.
+    // The operator pulls a model: after the server's next look and the page's next one (every 10 s), chat works.
     stack.upstream.models = ["llama3.2:latest"];
     stack.upstream.capabilities = { "llama3.2:latest": ["completion", "tools"] };
-    await card.waitFor({ state: "detached", timeout: 50_000 });
+    await eventually("the server offers the model", async () => ((await (await fetch(`${stack.url}/models`)).json()) as Array<{ available: boolean }>).some((m) => m.available));
+    await page.clock.runFor(10_000);
+    await card.waitFor({ state: "detached" });
     await sendAndWait(page, "hello llama");
     expect(await page.getByRole("combobox", { name: "Model" }).inputValue()).toBe("ollama/llama3.2:latest");
     expect(stack.upstream.requests.at(-1)!.body.model).toBe("llama3.2:latest");
     await context.close();
-  }, 90_000);
+  });
 });
 
 describe.skipIf(!hasChromium)("running out of credits", () => {

@@ -6,7 +6,7 @@ import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack
 const chats = (page: Page) => page.getByRole("list", { name: "Chats" });
 
 /** Whether the element is on screen and the topmost thing at its centre (not scrolled away, not covered). */
-const inSight = (page: Page, locator: ReturnType<Page["getByRole"]>) =>
+const inSight = (_page: Page, locator: ReturnType<Page["getByRole"]>) =>
   locator.evaluate((el) => {
     const r = el.getBoundingClientRect();
     const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);

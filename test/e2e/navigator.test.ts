@@ -203,7 +203,8 @@ describe.skipIf(!hasChromium)("the context navigator", () => {
       await page.reload();
       if (width < 768) await page.getByRole("button", { name: "Open conversations" }).click();
       await chats(page).getByRole("link", { name: "plant talk 39" }).waitFor({ state: "visible" });
-      await page.waitForTimeout(300); // the drawer's slide-in
+      // The drawer's slide-in, to its end.
+      await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a instanceof CSSTransition).map((a) => a.finished)));
 
       expect((await expectMenuBesideItsButton(page, "plant talk 39")).below).toBe(true);
 

@@ -95,7 +95,7 @@ describe.skipIf(!hasChromium)("replies as the page shows them", () => {
     const stranger = await stack.newContext();
     const shared = await stranger.newPage();
     await shared.goto(url);
-    const sharedImage = shared.getByRole("link", { name: new RegExp(`^Image “chart” on `) });
+    const sharedImage = shared.getByRole("link", { name: /^Image “chart” on / });
     await sharedImage.waitFor();
     await settle(shared);
     expect(tracker.requests).toEqual([]);

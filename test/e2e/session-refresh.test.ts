@@ -2,14 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
 import { eventually, logInLocally, sendAndWait, sessionTraces, startStack, type Stack } from "./support/stack";
 
-// Sessions that renew: access tokens last 4 seconds here (SESSION_ACCESS_TOKEN_SECONDS), so
+// Sessions that renew: access tokens last 1 second here (SESSION_ACCESS_TOKEN_SECONDS), so
 // they expire while a reply streams and while the person types; the client renews them
 // silently (before expiry, and after a 401 with one retry) and never loses what is typed.
+
+/** Whether the server still takes `token` (it allows a second of clock skew past its expiry). */
+async function accepted(stack: Stack, token: string | undefined) {
+  return (await fetch(`${stack.url}/me`, { headers: { Authorization: token ?? "" } })).status !== 401;
+}
 
 describe.skipIf(!hasChromium)("a session that renews itself", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { SESSION_ACCESS_TOKEN_SECONDS: "4" } });
+    stack = await startStack({ env: { SESSION_ACCESS_TOKEN_SECONDS: "1" } });
   });
   afterAll(() => stack?.close());
 
@@ -17,27 +22,39 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "tess");
+    // The refreshes' statuses, those after the reply began to stream, and the token it was asked with.
     const refreshes: number[] = [];
-    page.on("response", (r) => r.url().endsWith("/auth/refresh") && refreshes.push(r.status()));
+    let whileStreaming = 0;
+    let streamedWith: string | undefined;
+    page.on("response", (r) => {
+      if (r.url().endsWith("/chat/send") && r.ok()) streamedWith ??= r.request().headers().authorization;
+      if (!r.url().endsWith("/auth/refresh")) return;
+      refreshes.push(r.status());
+      if (streamedWith !== undefined) whileStreaming++;
+    });
 
-    // A reply that takes 7 s to stream, past the 4 s token's life.
-    stack.upstream.pieceDelayMs = 500;
-    stack.upstream.reply = () => "one two three four five six seven eight nine ten eleven twelve thirteen fourteen";
+    // A reply that streams until the test ends it: past the token's life and its renewal.
+    stack.upstream.holds = () => true;
+    const atModel = new Promise<void>((resolve) => (stack.upstream.onRequest = () => resolve()));
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("tell me a long story");
     await composer.press("Enter");
     // The person types the next question while the reply streams.
     await page.getByRole("button", { name: "Stop" }).waitFor();
     await composer.fill("and then?");
-    await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "fourteen" }).waitFor({ timeout: 20_000 });
+    await atModel;
+    stack.upstream.onRequest = undefined;
+    await eventually("the reply streams", async () => streamedWith !== undefined);
+    await eventually("the token the reply was asked with has expired", async () => !(await accepted(stack, streamedWith)));
+    await eventually("the client renewed it while the reply streamed", async () => whileStreaming >= 1);
+    stack.upstream.holds = undefined;
+    stack.upstream.releaseHeld();
     // The reply has ended when Stop gives way to Send (the model's stream closes after its last word).
     await page.getByRole("button", { name: "Send" }).waitFor();
-    stack.upstream.pieceDelayMs = undefined;
-    expect(refreshes.length).toBeGreaterThanOrEqual(1);
+    expect(await page.getByRole("listitem", { name: "Assistant replied" }).last().textContent()).toContain("echo: tell me a long story more");
     expect(refreshes.every((status) => status === 200)).toBe(true);
 
     expect(await composer.inputValue()).toBe("and then?");
-    stack.upstream.reply = (req) => `echo: ${req.body.messages.at(-1)!.content}`;
     await composer.press("Enter");
     await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "echo: and then?" }).waitFor();
     expect(new URL(page.url()).pathname).toMatch(/^\/c\//);
@@ -46,19 +63,21 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
   });
 
   it("renews after a 401 when the token expired before the client expected, and retries the request once", async () => {
-    // This device's clock runs 6 s behind the server's: it believes a 4-second token good for
-    // seconds longer than the server does (4 s and 1 s of tolerance), so a request in between
+    // This device's clock runs 20 s behind the server's: it believes a 1-second token good for
+    // about 15 s longer than the server does (1 s and 1 s of tolerance), so a request in between
     // meets a 401.
     const context = await stack.newContext();
-    await context.clock.install({ time: Date.now() - 6000 });
+    await context.clock.install({ time: Date.now() - 20_000 });
     const page = await context.newPage();
     const seen: string[] = [];
-    page.on("response", (r) => {
+    let issued: string | undefined;
+    page.on("response", async (r) => {
       const path = new URL(r.url()).pathname;
       if (path === "/chat/send" || path === "/auth/refresh" || path === "/auth/session") seen.push(`${path} ${r.status()}`);
+      if (path === "/auth/session" && r.ok()) issued = `Bearer ${((await r.json()) as { accessToken: string }).accessToken}`;
     });
     await logInLocally(page, "uma");
-    await new Promise((r) => setTimeout(r, 5600));
+    await eventually("the token has expired on the server", async () => issued !== undefined && !(await accepted(stack, issued)));
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("after the token expired");
     await composer.press("Enter");

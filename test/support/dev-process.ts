@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -8,6 +9,8 @@ export interface DevProcess {
   url: string;
   /** What the command wrote to stdout and stderr so far (the Worker's log lines included). */
   output(): string;
+  /** The first match of `pattern` in the output, once there is one (or when the command exits: none). */
+  logged(pattern: RegExp): Promise<RegExpExecArray | null>;
   /** Stops the command and every process it started (wrangler, workerd). */
   stop(): Promise<void>;
 }
@@ -27,9 +30,10 @@ export function devStateDir(): { dir: string; persistTo: string; remove(): void 
   return { dir, persistTo: join(dir, "state"), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Runs `wrangler <args>` to completion; throws with its output when it fails. */
+/** Runs `wrangler <args>` (this project's, by node: npx took seconds to find it) to completion; throws with its output when it fails. */
 export function wrangler(dir: string, args: string[]): string {
-  const result = spawnSync("npx", ["wrangler", ...args], { env: wranglerEnv(dir), encoding: "utf8", timeout: 60_000 });
+  const bin = createRequire(import.meta.url).resolve("wrangler/bin/wrangler.js");
+  const result = spawnSync(process.execPath, [bin, ...args], { env: wranglerEnv(dir), encoding: "utf8", timeout: 60_000 });
   if (result.status !== 0) throw new Error(`wrangler ${args.join(" ")} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
   return result.stdout;
 }
@@ -72,7 +76,24 @@ export async function startDevProcess(dir: string, persistTo: string): Promise<D
       child.stderr.on("data", onData);
       child.once("exit", (code) => reject(new Error(`scripts/dev.ts exited with ${code} before it was ready:\n${output}`)));
     });
-    return { url, output: () => output, stop };
+    const logged = (pattern: RegExp) =>
+      new Promise<RegExpExecArray | null>((resolve) => {
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match || child.exitCode !== null) done(match);
+        };
+        const done = (match: RegExpExecArray | null) => {
+          child.stdout.off("data", check);
+          child.stderr.off("data", check);
+          child.off("exit", check);
+          resolve(match);
+        };
+        child.stdout.on("data", check);
+        child.stderr.on("data", check);
+        child.once("exit", check);
+        check();
+      });
+    return { url, output: () => output, logged, stop };
   } catch (err) {
     await stop();
     throw err;

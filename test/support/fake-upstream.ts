@@ -46,8 +46,15 @@ export interface FakeUpstream {
   mode: UpstreamMode;
   /** When set, a streamed reply (OpenAI protocol) sends its pieces this many ms apart, as a slow model does. */
   pieceDelayMs?: number;
-  /** The same per request, when pieceDelayMs is not set (the workerd tests' upstream, shared by all). */
-  pieceDelayFor?: (request: RecordedRequest) => number | undefined;
+  /**
+   * A streamed reply (OpenAI protocol) this says to hold goes on after its text, a word
+   * every pieceDelayMs (100 ms if unset: well within any timeout a test sets), until
+   * releaseHeld() or a POST to /test/release-held (from another process) ends it: a reply
+   * that streams for exactly as long as the test needs, whatever the machine's speed.
+   */
+  holds?: (request: RecordedRequest) => boolean;
+  /** Ends the replies being held (see `holds`). */
+  releaseHeld(): void;
   /** The reply for a request: text (default: `echo: <last user message>`), or tool calls. */
   reply: (request: RecordedRequest) => string | ToolReply;
   /** The models GET /v1/models (OpenAI's or Anthropic's shape) and Ollama's GET /api/tags list. */
@@ -96,6 +103,8 @@ function isTitleRequest(request: RecordedRequest): boolean {
 export async function startFakeUpstream(options: { record?: boolean } = {}): Promise<FakeUpstream> {
   const record = options.record ?? true;
   let cancelled = 0;
+  // How each reply being held is let go.
+  const held: Array<() => void> = [];
   const upstream: FakeUpstream = {
     baseUrl: "",
     origin: "",
@@ -111,6 +120,9 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     transcript: "water the monstera on sunday",
     transcriptions: [],
     cancelled: () => cancelled,
+    releaseHeld: () => {
+      for (const release of held.splice(0)) release();
+    },
     connections: () => connections,
     secretInErrors: SECRET,
     close: () => Promise.resolve(),
@@ -118,6 +130,10 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
 
   const server = createServer((req, res) => {
     if (req.method === "POST" && req.url === "/v1/audio/transcriptions") return void transcribe(req, res);
+    if (req.method === "POST" && req.url === "/test/release-held") {
+      upstream.releaseHeld();
+      return void req.resume().on("end", () => res.writeHead(204).end());
+    }
     if (req.method === "GET") return void list(req, res);
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -216,7 +232,11 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
   function answer(reply: string | ToolReply, request: RecordedRequest, res: ServerResponse, protocol: "openai" | "anthropic") {
     const { text, toolCalls } = typeof reply === "string" ? { text: reply, toolCalls: [] } : { text: reply.text ?? "", toolCalls: reply.toolCalls };
     const calls = toolCalls.map((c, i) => ({ id: `call_${i}_${c.name}`, name: c.name, input: c.input }));
-    if (request.body.stream) return calls.length > 0 ? streamToolCalls(text, calls, res, protocol) : stream(text, res, protocol, upstream.pieceDelayMs ?? upstream.pieceDelayFor?.(request));
+    if (request.body.stream) {
+      if (calls.length > 0) return streamToolCalls(text, calls, res, protocol);
+      const hold = upstream.holds?.(request) ? new Promise<void>((resolve) => held.push(resolve)) : undefined;
+      return stream(text, res, protocol, upstream.pieceDelayMs ?? (hold && 100), hold);
+    }
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       JSON.stringify(
@@ -297,7 +317,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     }
   }
 
-  function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic", pieceDelayMs?: number) {
+  function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic", pieceDelayMs?: number, hold?: Promise<void>) {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const pieces = text.match(/\S+\s*|\s+/g) ?? [""];
     const failing = upstream.mode === "fail-mid-stream";
@@ -309,9 +329,12 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       res.write(chunk({ role: "assistant" }, null));
       if (pieceDelayMs && !failing && !stalling) {
         const delay = pieceDelayMs;
+        let holding = hold !== undefined;
+        void hold?.then(() => (holding = false));
         void (async () => {
-          for (const piece of sent) {
-            res.write(chunk({ content: piece }, null));
+          // Its pieces at the pace of a slow model, then (held) a word at a time until released.
+          for (let i = 0; i < sent.length || holding; i++) {
+            res.write(chunk({ content: i < sent.length ? sent[i] : " more" }, null));
             await new Promise((r) => setTimeout(r, delay));
           }
           res.write(chunk({}, "stop"));
@@ -319,9 +342,10 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         })();
         return;
       }
-      for (const piece of sent) res.write(chunk({ content: piece }, null));
-      // Break off once the first pieces have surely left, as a crashed upstream would.
-      if (failing) return void setTimeout(() => res.destroy(), 50);
+      // A failing upstream breaks off once its first pieces have left, as a crashed one would.
+      const breakOff = () => res.destroy();
+      sent.forEach((piece, i) => res.write(chunk({ content: piece }, null), failing && i === sent.length - 1 ? breakOff : undefined));
+      if (failing) return;
       if (stalling) return;
       res.write(chunk({}, "stop"));
       res.end("data: [DONE]\n\n");
@@ -329,8 +353,9 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;
       res.write(event("message_start", { message: { id: "msg_fake", role: "assistant", content: [] } }));
       res.write(event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
-      for (const piece of sent) res.write(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }));
-      if (failing) return void setTimeout(() => res.destroy(), 50);
+      const breakOff = () => res.destroy();
+      sent.forEach((piece, i) => res.write(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }), failing && i === sent.length - 1 ? breakOff : undefined));
+      if (failing) return;
       if (stalling) return;
       res.write(event("content_block_stop", { index: 0 }));
       res.write(event("message_delta", { delta: { stop_reason: "end_turn" } }));

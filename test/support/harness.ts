@@ -11,6 +11,7 @@ import type { Logger } from "../../src/platform/log";
 import type { WorkersAiBinding } from "../../src/platform/models/workers-ai";
 import { createNodeDeps } from "../../src/platform/node/node-deps";
 import { serveNode } from "../../src/platform/node/serve-node";
+import { BUILT_DATABASE_THREAD } from "./build-server";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 import { CountingClient } from "./counting-client";
 
@@ -81,9 +82,11 @@ export async function createHarness(
     ...(typeof options.env === "function" ? options.env(idp) : options.env),
   });
   // The Node server's own wiring, with the test's clock, logger, Workers AI binding and,
-  // as on the server's first run, a local Ollama to offer.
+  // as on the server's first run, a local Ollama to offer. Its database thread runs the
+  // bundle built for the run (test/support/build-server.ts), which starts without tsx.
   const node = await createNodeDeps(config, {
     databaseUrl: `file:${dbFile}`,
+    builtDatabaseThread: BUILT_DATABASE_THREAD,
     now: clock.now,
     log: logs.log,
     workersAi: options.workersAi,

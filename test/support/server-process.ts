@@ -1,59 +1,72 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dirname, "../..");
 
 export interface ServerProcess {
   /** Where it listens, as it logged it (http://localhost:<port>). */
   url: string;
+  /** Its data folder (database, keys). */
+  dataDir: string;
   /** Its DATABASE_URL: its data folder also holds its local-login key (npm run token). */
   databaseUrl: string;
-  /** What it wrote to stdout and stderr so far. */
+  /** What it wrote to stdout and stderr so far, in the order written. */
   output(): string;
   close(): Promise<void>;
 }
 
 /**
- * How the entry is run: from source through tsx, or `built`, as `npm start` runs it (the
- * bundle in dist/, see scripts/build-server.mjs) with a module hook that fails any import
- * of tsx, in every thread: the built server must run on plain Node.
+ * The entry as `npm start` runs it: the bundle in dist/ (built by the test run's global setup,
+ * test/support/build-server.ts; see scripts/build-server.mjs), with a module hook that fails
+ * any import of tsx, in every thread: the built server must run on plain Node. It starts in
+ * a second where `tsx src/server.ts` took five, at a third of the CPU.
  */
-function entryArgs(built: boolean): string[] {
-  if (!built) return ["--import", "tsx", "src/server.ts"];
+export function serverEntryArgs(): string[] {
   const hook = `export async function resolve(specifier, context, next) { if (specifier === "tsx" || specifier.startsWith("tsx/")) throw new Error("the built server imported " + specifier); return next(specifier, context); }`;
   const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
   return ["--enable-source-maps", "--import", `data:text/javascript,${encodeURIComponent(register)}`, "dist/server.js"];
 }
 
 /**
- * The real Node entry (`src/server.ts`, or `built`: dist/server.js) as a child process on a
- * port the system picks, over a fresh libSQL file in a temporary folder (which also holds
- * its local-login key). `env` adds variables; the parent's AUTH_* and PUBLIC_BASE_URL are
- * not inherited.
+ * The real Node entry (dist/server.js, see serverEntryArgs) as a child process on a port the
+ * system picks, over a fresh libSQL file in a temporary folder (which also holds its
+ * local-login key). `env` adds variables; the parent's AUTH_* and PUBLIC_BASE_URL are not
+ * inherited.
  */
-export async function startServerProcess(env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<ServerProcess> {
-  const dir = mkdtempSync(join(tmpdir(), "plant-chat-server-"));
+export async function startServerProcess(
+  env: Record<string, string> = {},
+  options: {
+    /** A data folder to serve from (a restart: the same database and keys), which `close` then leaves in place. */
+    dataDir?: string;
+  } = {},
+): Promise<ServerProcess> {
+  const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), "plant-chat-server-"));
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !/^(AUTH_|PUBLIC_BASE_URL|NODE_ENV|WEB_DIST_DIR|STT_|PORT$|DATABASE_)/.test(k)),
   );
   const databaseUrl = `file:${join(dir, "db")}`;
-  const child: ChildProcess = spawn(process.execPath, entryArgs(options.built ?? false), {
+  // Its stderr goes into the stdout pipe (the shell's 2>&1, then exec): one stream, in the
+  // order written, so that what it logged before "listening" is all there once that is.
+  // Read from two pipes, a warning could arrive after the line that ends the wait.
+  const child: ChildProcess = spawn("sh", ["-c", 'exec "$0" "$@" 2>&1', process.execPath, ...serverEntryArgs()], {
+    cwd: ROOT,
     env: { ...inherited, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: databaseUrl, LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "inherit"],
   });
   let output = "";
   const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
+    child.stdout!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
       const match = /"msg":"listening","url":"(http:\/\/localhost:\d+)"/.exec(output);
       if (match) resolve(match[1]!);
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
+    });
     child.once("exit", (code) => reject(new Error(`the server exited with ${code} before listening:\n${output}`)));
   });
   return {
     url,
+    dataDir: dir,
     databaseUrl,
     output: () => output,
     async close() {
@@ -63,7 +76,7 @@ export async function startServerProcess(env: Record<string, string> = {}, optio
           child.kill("SIGTERM");
         });
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -71,7 +84,8 @@ export async function startServerProcess(env: Record<string, string> = {}, optio
 /** Runs the real Node entry expecting it to refuse to start; resolves with its exit code and output. */
 export function failedStart(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-server-"));
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server.ts"], {
+  const child = spawn(process.execPath, serverEntryArgs(), {
+    cwd: ROOT,
     env: { PATH: process.env.PATH, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${join(dir, "db")}`, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,11 +1,13 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { userIdFor } from "../../src/platform/auth/identity";
 import { parseConfig } from "../../src/platform/config";
 import { dbFromD1 } from "../../src/platform/db";
 import { createRuntime } from "../../src/platform/deps";
-import { openChat } from "../../src/features/chat/send";
+import { renewalInterval } from "../../src/features/chat/holds";
+import { chatExchange, openMessage } from "../../src/features/chat/send";
+import { creditsOf } from "../../src/features/chat/exchange";
 import worker from "../../src/worker";
 import { call, signIn } from "./support";
 
@@ -131,37 +133,52 @@ describe("chat in workerd over D1", () => {
     const auth = await signIn(name);
     expect((await call("/me", { headers: auth })).status).toBe(200);
     // A timeout of 0.5 s, and a clock the test moves past the stale window (5.5 s) while the
-    // reply (3.6 s) streams; the exchange renews its hold every second.
+    // reply streams (held by the upstream until the test lets it end); the exchange renews its
+    // hold every second, on an interval the test runs.
     let offset = 0;
     const now = () => new Date(Date.now() + offset);
     const runtime = await createRuntime(parseConfig({ ...(env as object), MODEL_TIMEOUT_MS: "500" } as never), { now });
     const deps = { ...runtime, db: dbFromD1(env.DB), now };
     const principal = { via: "api-key" as const, userId: await userIdFor(env.AUTH_ISSUER, `user:${name}`), keyId: "long" };
-    const opening = await openChat(deps, { principal, message: "(slow) a long story", requestId: "req-long" });
-    if (opening.kind !== "ready") throw new Error("expected a charged exchange");
-    const { exchange, prompt, settle, explainStoreFailure } = opening;
-    const finished = (async () => {
-      let last: { type: string } | undefined;
-      for await (const event of exchange.run({ prompt, signal: new AbortController().signal, stream: true, settle, explainStoreFailure })) last = event;
-      return last;
-    })();
-    await new Promise((r) => setTimeout(r, 1300));
-    offset += 500 + 5000 + 1;
-    await new Promise((r) => setTimeout(r, 1200)); // a renewal after the jump
+    const renewedAt = async () => (await env.DB.prepare("select renewed_at as at from credit_holds where user_id = ?").bind(principal.userId).first<number>("at")) ?? 0;
+    /** Runs the exchange's renewal timer once, and waits for its write (of the clock's time, at least `since`) to land. */
+    const renewal = async (since: number) => {
+      vi.advanceTimersByTime(renewalInterval(deps.config));
+      for (let reads = 0; reads < 1000 && (await renewedAt()) < since; reads++);
+      expect(await renewedAt()).toBeGreaterThanOrEqual(since);
+    };
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const release = () => fetch(new URL("/test/release-held", env.SVC_MODEL_BASE_URL), { method: "POST" });
+    try {
+      const opening = await openMessage(deps, { principal, turn: { kind: "send", message: "(held) a long story" }, requestId: "req-long" });
+      if (opening.kind !== "ready") throw new Error("expected a charged exchange");
+      const finished = (async () => {
+        let last: { type: string } | undefined;
+        for await (const event of chatExchange(deps, opening, { signal: new AbortController().signal, stream: true })) last = event;
+        return last;
+      })();
+      offset += 1000; // a second in
+      await renewal(now().getTime());
+      offset += 500 + 5000 + 1;
+      await renewal(now().getTime()); // a renewal after the jump
+      // The next message's opening batch (on the same clock and timeout) releases abandoned
+      // holds: not this one, which is still charged.
+      const next = await openMessage(deps, { principal, turn: { kind: "send", message: "meanwhile" }, requestId: "req-meanwhile" });
+      if (next.kind !== "ready") throw new Error("expected a charged exchange");
+      expect(creditsOf(next.exchange)).toMatchObject({ used: 2 });
+      expect(await holdsOf(name)).toBe(2);
+      for await (const _event of chatExchange(deps, next, { signal: new AbortController().signal, stream: false })) {
+        // run to its end
+      }
 
-    // The next message's opening batch (on the same clock and timeout) releases abandoned
-    // holds: not this one, which is still charged.
-    const next = await openChat(deps, { principal, message: "meanwhile", requestId: "req-meanwhile" });
-    if (next.kind !== "ready") throw new Error("expected a charged exchange");
-    expect(next.exchange.credits).toMatchObject({ used: 2 });
-    expect(await holdsOf(name)).toBe(2);
-    for await (const _event of next.exchange.run({ prompt: next.prompt, signal: new AbortController().signal, stream: false, settle: next.settle, explainStoreFailure: next.explainStoreFailure })) {
-      // run to its end
+      await release();
+      expect(await finished).toMatchObject({ type: "done" });
+      expect(await holdsOf(name)).toBe(0);
+      expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 2 });
+    } finally {
+      await release();
+      vi.useRealTimers();
     }
-
-    expect(await finished).toMatchObject({ type: "done" });
-    expect(await holdsOf(name)).toBe(0);
-    expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 2 });
   });
 
   it("releases the credit holds of dead exchanges when the cron runs", async () => {
@@ -189,9 +206,9 @@ async function dieMidExchange(name: string, auth: Record<string, string>, messag
   const runtime = await createRuntime(parseConfig(env as never));
   const tenMinutesAgo = new Date(Date.now() - 10 * 60_000);
   const userId = await userIdFor(env.AUTH_ISSUER, `user:${name}`);
-  const opening = await openChat(
+  const opening = await openMessage(
     { ...runtime, db: dbFromD1(env.DB), now: () => tenMinutesAgo },
-    { principal: { via: "api-key", userId, keyId: "died" }, message, idempotencyKey, requestId: "req-died" },
+    { principal: { via: "api-key", userId, keyId: "died" }, turn: { kind: "send", message }, idempotency: idempotencyKey ? { key: idempotencyKey } : undefined, requestId: "req-died" },
   );
   expect(opening.kind).toBe("ready");
 }

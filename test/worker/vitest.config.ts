@@ -57,6 +57,9 @@ export default defineConfig({
     name: "workerd",
     include: ["./**/*.test.ts"],
     setupFiles: ["./apply-migrations.ts"],
+    // One workerd (and one D1 database) per worker for all its files, not one per file: half
+    // the project's CPU (44 s -> 22 s). Each test signs in users of its own.
+    isolate: false,
     globalSetup: ["./global-setup.ts"],
   },
 });

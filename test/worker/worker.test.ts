@@ -59,7 +59,7 @@ describe("the Worker in workerd over D1", () => {
     expect(doc.components.schemas.NewPlant).toEqual({
       type: "object",
       properties: {
-        id: { type: "integer", format: "int64", example: 9007199254740992 },
+        id: { type: "integer", format: "int64", example: 9007199254740991 },
         name: { type: "string", minLength: 1, maxLength: 256, example: "Monstera" },
         tag: { type: "string", minLength: 0, maxLength: 256, example: "tropical" },
       },

@@ -1,20 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/http/router";
 import { getCredits } from "./credits";
+import { CreditsSchema } from "./credits-schema";
 import { listUsageMessages, usageByDay } from "./usage";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { serviceId } from "../../platform/http/service-id";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
 import { intQuery } from "../../platform/http/query";
-
-export const CreditsSchema = z
-  .object({
-    allowance: z.number().int().openapi({ example: 500 }),
-    used: z.number().int().openapi({ example: 1 }),
-    remaining: z.number().int().openapi({ example: 499 }),
-    resetAt: z.string().openapi({ example: "2026-11-23T00:00:00.000Z", description: "00:00 UTC of the next day" }),
-  })
-  .openapi("Credits");
 
 const DayCreditsSchema = CreditsSchema.extend({ day: z.string().openapi({ example: "2026-11-22" }) }).openapi("DayCredits");
 

@@ -1,4 +1,4 @@
-import { and, eq, gte, sql, type Placeholder, type SQL } from "drizzle-orm";
+import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Db } from "../../platform/db";
 import { creditDays } from "../../../schema/index";
 
@@ -93,14 +93,5 @@ export function debitStatement(
       set: { used: sql`${creditDays.used} + excluded.used` },
       setWhere: sql`${creditDays.used} + excluded.used <= ${debit.allowance}`,
     })
-    .returning({ used: creditDays.used });
-}
-
-/** The mirror of the debit, on the same day row. One statement. */
-export function refundStatement(db: Db, refund: { userId: string; day: string; price: number }) {
-  return db
-    .update(creditDays)
-    .set({ used: sql`${creditDays.used} - ${refund.price}` })
-    .where(and(eq(creditDays.userId, refund.userId), eq(creditDays.day, refund.day), gte(creditDays.used, refund.price)))
     .returning({ used: creditDays.used });
 }

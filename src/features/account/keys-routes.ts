@@ -87,9 +87,8 @@ export const keyRoutes = createRouter()
     const created = await createApiKey(db, c.get("principal"), name, now());
     if (!created) {
       throw new ApiError(
-        400,
+        "api_key_limit",
         `you already have ${MAX_API_KEYS_PER_USER} API keys, the most allowed; revoke one (DELETE /keys/{id}) before creating another`,
-        { code: "api_key_limit" },
       );
     }
     const { id, key, prefix, createdAt } = created;
@@ -103,7 +102,7 @@ export const keyRoutes = createRouter()
     const { id } = c.req.valid("param");
     if (!(await revokeApiKey(c.get("deps").db, c.get("principal").userId, id))) {
       // Never echo what was not an id: a caller may paste the secret itself here.
-      throw new ApiError(404, KEY_ID.test(id) ? `API key ${id} not found` : "API key not found; use an id that GET /keys lists", { code: "api_key_not_found" });
+      throw new ApiError("api_key_not_found", KEY_ID.test(id) ? `API key ${id} not found` : "API key not found; use an id that GET /keys lists");
     }
     return c.body(null, 204);
   });

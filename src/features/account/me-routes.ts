@@ -150,7 +150,7 @@ export const meRoutes = createRouter()
     const { name, avatarUrl, preferences, presets } = c.req.valid("json");
     const chosen = preferences?.defaultModel;
     if (chosen !== undefined && !models.get(chosen)) {
-      throw new ApiError(400, `invalid request body: preferences.defaultModel: must be a known model id: ${listIds(models)}`, {
+      throw new ApiError("invalid_request", `invalid request body: preferences.defaultModel: must be a known model id: ${listIds(models)}`, {
         field: "preferences.defaultModel",
       });
     }
@@ -167,7 +167,7 @@ export const meRoutes = createRouter()
   });
 
 function toJson(profile: Profile | null) {
-  if (!profile) throw new ApiError(401, "the account behind this credential no longer exists; sign in again");
+  if (!profile) throw new ApiError("unauthenticated", "the account behind this credential no longer exists; sign in again");
   return { ...profile, identities: profile.identities.map(signInMethodJson), createdAt: profile.createdAt.toISOString() };
 }
 

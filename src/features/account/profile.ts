@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db";
-import { identities, users, type StoredPreferences, type StoredPreset } from "../../../schema/index";
+import { type identities, users, type StoredPreferences, type StoredPreset } from "../../../schema/index";
 import { upsertUser } from "../../platform/auth/users";
 import { ensureOwnIdentity, selectSignInMethods, toSignInMethod, type SignInMethodView } from "../../platform/auth/sign-in-methods";
 import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";

@@ -52,6 +52,7 @@ export async function listUsageMessages(
     .where(
       and(
         eq(usageEvents.userId, userId),
+        eq(usageEvents.kind, "message"),
         after ? or(lt(usageEvents.at, after.at), and(eq(usageEvents.at, after.at), lt(usageEvents.id, after.id))) : undefined,
       ),
     )
@@ -66,12 +67,25 @@ export async function listUsageMessages(
   };
 }
 
-/** The usage record of one charged message, for the batch that stores the exchange. */
-export function usageEventStatement(
-  db: Db,
-  event: { id: string; userId: string; at: Date; model: string; contextId: string | null; messageId: string | null; credits: number },
-): Step {
-  return bind(usageEventTemplate(db), event);
+/** One model call's usage: a person's message (charged), or a title (the operator's, 0 credits). */
+export interface UsageEvent {
+  id: string;
+  userId: string;
+  at: Date;
+  model: string;
+  contextId: string | null;
+  messageId: string | null;
+  credits: number;
+  kind: "message" | "title";
+  inputTokens: number;
+  outputTokens: number;
+  /** The provider gave no counts: the tokens are estimated. */
+  tokensEstimated: boolean;
+}
+
+/** The usage record of one model call, for the batch that stores it. */
+export function usageEventStatement(db: Db, event: UsageEvent): Step {
+  return bind(usageEventTemplate(db), { ...event, tokensEstimated: event.tokensEstimated ? 1 : 0 });
 }
 
 // Part of every chat message: built once per handle (see perDb).
@@ -87,6 +101,10 @@ const usageEventTemplate = perDb((db) =>
         contextId: sql.placeholder("contextId"),
         messageId: sql.placeholder("messageId"),
         credits: sql.placeholder("credits"),
+        kind: sql.placeholder("kind"),
+        inputTokens: sql.placeholder("inputTokens"),
+        outputTokens: sql.placeholder("outputTokens"),
+        tokensEstimated: sql.placeholder("tokensEstimated"),
       }),
   ),
 );

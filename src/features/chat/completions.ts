@@ -4,10 +4,12 @@ import { excerpt } from "../../platform/errors";
 import { ModelLacksCapability, ModelNotFound } from "./errors";
 import { textOf, type ChatMessage, type ModelOutcome, type ModelTooling, type Sampling, type ToolCall } from "../../platform/models/adapter";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
-import { estimateTokens, openChat, type ChatOpening, type ChatReply } from "./send";
-import { replayTurn, type ChatDeps, type Exchange, type ModelCallOptions, type Turn } from "./exchange";
-import { openExchange } from "./opening";
+import { estimateTokens, messageTokens } from "../../platform/models/tokens";
 import type { Credits } from "../account/credits";
+import { answer, askedModel, creditsAfter, store, type AnswerRequest, type ChatDeps, type Exchange } from "./exchange";
+import type { ModelAnswer, ModelEvent } from "./model-call";
+import { openExchange } from "./opening";
+import { messageRows, openMessage, storeInContext, type ChatReply, type ReadyMessage } from "./send";
 
 // ---------------------------------------------------------------------------------------
 // Chat completions for the OpenAI-compatible surface: the chat core over the messages the
@@ -93,23 +95,32 @@ export interface CompletionMeta {
   model: string;
 }
 
-export type CompletionTurn = Turn<Completion> & { meta: CompletionMeta };
+export type OpenedCompletion =
+  | { kind: "replay"; completion: Completion }
+  | {
+      kind: "ready";
+      exchange: Exchange;
+      prompt: ChatMessage[];
+      meta: CompletionMeta;
+      /** With a context id: the message's place in that context, where the exchange is stored. */
+      message?: ReadyMessage;
+    };
 
 /**
- * A chat completion from the debit to the stored reply: checks the model (404 unknown,
- * 503 not configured), then debits through the exchange core (402 with no credits left).
- * Nothing is charged on any refusal.
+ * Opens a chat completion: checks the model (404 unknown, 503 not configured) and what the
+ * request asks of it, then debits (402 with no credits left), with a context's branch when
+ * it names one. Nothing is charged on any refusal.
  */
-export async function sendCompletion(deps: ChatDeps, input: CompletionInput): Promise<CompletionTurn> {
+export async function openCompletion(deps: ChatDeps, input: CompletionInput): Promise<OpenedCompletion> {
   requireCapabilities(knownModel(deps.models, input.modelId), input.messages, input.tooling);
   const fingerprint = await sha256Hex(
     JSON.stringify(["POST /v1/chat/completions", input.modelId, input.messages, input.sampling, input.contextId ?? null, ...(input.tooling && Object.keys(input.tooling).length > 0 ? [input.tooling] : [])]),
   );
-  return input.contextId === undefined ? sendStateless(deps, input, fingerprint) : sendInContext(deps, input, input.contextId, fingerprint);
+  const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, fingerprint } : undefined;
+  return input.contextId === undefined ? openStateless(deps, input, idempotency) : openInContext(deps, input, input.contextId, idempotency);
 }
 
-async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint: string): Promise<CompletionTurn> {
-  const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, fingerprint } : undefined;
+async function openStateless(deps: ChatDeps, input: CompletionInput, idempotency: { key: string; fingerprint: string } | undefined): Promise<OpenedCompletion> {
   const opened = await openExchange(deps, {
     principal: input.principal,
     modelId: input.modelId,
@@ -117,28 +128,9 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
     requestId: input.requestId,
     suits: (m) => !lackingCapability(m, input.messages, input.tooling ?? {}),
   });
-  if (opened.kind === "replay") return replayed(opened.body, textOf(input.messages.at(-1)?.content ?? ""), deps.now());
-
-  const { exchange } = opened;
-  const tracker = trackOutcome(input.sampling, input.tooling);
-  const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
-  return {
-    replayed: false,
-    credits: exchange.credits,
-    creditsAfter: (model) => exchange.creditsAfter(model),
-    meta,
-    events: (signal, stream) =>
-      exchange.run({
-        prompt: input.messages,
-        signal,
-        stream,
-        callOptions: tracker.callOptions,
-        settle: (content, model) => ({
-          contextId: null,
-          reply: build({ ...meta, model: model.id }, content, tracker.outcome, input.messages, null, creditsAfter(exchange, model)),
-        }),
-      }),
-  };
+  if (opened.kind === "replay") return { kind: "replay", completion: replayed(opened.body, textOf(input.messages.at(-1)?.content ?? ""), deps.now()) };
+  if (opened.kind === "refused") throw opened.error;
+  return { kind: "ready", exchange: opened.exchange, prompt: input.messages, meta: metaOf(opened.exchange) };
 }
 
 /**
@@ -147,81 +139,58 @@ async function sendStateless(deps: ChatDeps, input: CompletionInput, fingerprint
  * the caller's system messages, go first. The exchange is stored at the end of the active
  * branch, as POST /chat/send stores it.
  */
-async function sendInContext(deps: ChatDeps, input: CompletionInput, contextId: string, fingerprint: string): Promise<CompletionTurn> {
-  const system = input.messages.filter((m) => m.role === "system");
+async function openInContext(deps: ChatDeps, input: CompletionInput, contextId: string, idempotency: { key: string; fingerprint: string } | undefined): Promise<OpenedCompletion> {
   const message = textOf(input.messages.at(-1)!.content);
-  const opening: ChatOpening = await openChat(deps, {
-      principal: input.principal,
-      message,
-      modelId: input.modelId,
-      contextId,
-      idempotencyKey: input.idempotencyKey,
-      fingerprint,
-      requestId: input.requestId,
-    });
-  if (opening.kind === "replay") return replayed(opening.body, message, deps.now());
+  const opened = await openMessage(deps, { principal: input.principal, turn: { kind: "send", message, contextId }, modelId: input.modelId, idempotency, requestId: input.requestId });
+  if (opened.kind === "replay") return { kind: "replay", completion: replayed(opened.body, message, deps.now()) };
+  const system = input.messages.filter((m) => m.role === "system");
+  const [head, ...rest] = opened.prompt;
+  const prompt = head?.role === "system" ? [head, ...system, ...rest] : [...system, ...opened.prompt];
+  return { kind: "ready", exchange: opened.exchange, prompt, meta: metaOf(opened.exchange), message: opened };
+}
 
-  const { exchange } = opening;
-  const chat = opening;
-  // The context's instructions first, then the caller's system messages, the branch, the message.
-  const [head, ...rest] = chat.prompt;
-  const prompt = head?.role === "system" ? [head, ...system, ...rest] : [...system, ...chat.prompt];
-  const tracker = trackOutcome(input.sampling, input.tooling);
-  const meta = { id: completionId(), created: unixSeconds(exchange.at), model: exchange.model.id };
-  return {
-    replayed: false,
-    credits: exchange.credits,
-    creditsAfter: (model) => exchange.creditsAfter(model),
-    meta,
-    events: (signal, stream) =>
-      exchange.run({
-        prompt,
-        signal,
-        stream,
-        callOptions: tracker.callOptions,
-        settle(content, model) {
-          const stored = chat.settle(content, model);
-          return { ...stored, reply: build({ ...meta, model: model.id }, content, tracker.outcome, prompt, stored.contextId, stored.reply.credits) };
-        },
-        explainStoreFailure: (err) => chat.explainStoreFailure(err),
-      }),
-  };
+/** What a completion yields: the model's reply as it comes, then the stored completion. */
+export type CompletionEvent = ModelEvent | { type: "done"; completion: Completion };
+
+/** Runs an opened completion: the model's reply as it comes, then, once stored, the completion. */
+export async function* completionExchange(
+  deps: ChatDeps,
+  opened: Extract<OpenedCompletion, { kind: "ready" }>,
+  request: Omit<AnswerRequest, "prompt">,
+): AsyncGenerator<CompletionEvent, void, undefined> {
+  const whole = yield* answer(deps, opened.exchange, { ...request, prompt: opened.prompt });
+  const meta = { ...opened.meta, model: whole.model.id };
+  if (!opened.message) {
+    const completion = build(meta, whole, null, creditsAfter(opened.exchange, whole.model.id));
+    await store(deps, opened.exchange, whole, { statements: [], contextId: null, messageId: null, reply: completion });
+    yield { type: "done", completion };
+    return;
+  }
+  const rows = messageRows(deps, opened.message, whole);
+  const completion = build(meta, whole, rows.reply.contextId, rows.reply.credits);
+  await storeInContext(deps, opened.message, whole, rows, completion);
+  yield { type: "done", completion };
+}
+
+function metaOf(exchange: Exchange): CompletionMeta {
+  return { id: completionId(), created: unixSeconds(exchange.charge.at), model: askedModel(exchange).id };
 }
 
 /** A stored reply: a completion, or a context's chat reply (stored so before this version). */
-function replayed(body: unknown, message: string, at: Date): CompletionTurn {
-  const completion = "response" in (body as object) ? fromChatReply(body as ChatReply, message, at) : (body as Completion);
-  return { ...replayTurn(completion, completion.content, completion.credits, completion.model), meta: completion };
+function replayed(body: unknown, message: string, at: Date): Completion {
+  return "response" in (body as object) ? fromChatReply(body as ChatReply, message, at) : (body as Completion);
 }
 
-/** The day's credits once the hold is settled at the answering model's price. */
-function creditsAfter(exchange: Exchange, model: RegisteredModel): Credits {
-  return exchange.creditsAfter(model.id);
-}
-
-function trackOutcome(sampling: Sampling, tooling: ModelTooling = {}) {
-  const tracker: { outcome: ModelOutcome; callOptions: ModelCallOptions } = {
-    outcome: {},
-    callOptions: { sampling, ...tooling, onOutcome: (outcome) => void (tracker.outcome = outcome) },
-  };
-  return tracker;
-}
-
-function build(
-  meta: { id: string; created: number; model: string },
-  content: string,
-  outcome: ModelOutcome,
-  prompt: ChatMessage[],
-  contextId: string | null,
-  credits: Omit<Credits, "day"> | Credits,
-): Completion {
+function build(meta: CompletionMeta, whole: ModelAnswer, contextId: string | null, credits: Omit<Credits, "day"> | Credits): Completion {
   const { day: _day, ...withoutDay } = credits as Credits;
+  const { outcome } = whole;
+  const toolCalls = outcome.toolCalls && outcome.toolCalls.length > 0 ? outcome.toolCalls : undefined;
   return {
     ...meta,
-    content,
-    ...(outcome.toolCalls && outcome.toolCalls.length > 0 ? { toolCalls: outcome.toolCalls } : {}),
-    finishReason: outcome.finishReason ?? (outcome.toolCalls && outcome.toolCalls.length > 0 ? "tool_calls" : "stop"),
-    usage: outcome.usage ?? estimateUsage(prompt, content + (outcome.toolCalls ?? []).map((c) => c.name + c.arguments).join("")),
+    content: whole.text,
+    ...(toolCalls ? { toolCalls } : {}),
+    finishReason: outcome.finishReason ?? (toolCalls ? "tool_calls" : "stop"),
+    usage: { promptTokens: whole.tokens.input, completionTokens: whole.tokens.output },
     contextId,
     credits: withoutDay,
   };
@@ -235,16 +204,9 @@ function fromChatReply(reply: ChatReply, message: string, at: Date): Completion 
     model: reply.model,
     content: reply.response,
     finishReason: "stop",
-    usage: estimateUsage([{ role: "user", content: message }], reply.response),
+    usage: { promptTokens: messageTokens(message), completionTokens: estimateTokens(reply.response) },
     contextId: reply.contextId,
     credits: reply.credits,
-  };
-}
-
-function estimateUsage(prompt: ChatMessage[], content: string) {
-  return {
-    promptTokens: prompt.reduce((sum, m) => sum + estimateTokens(textOf(m.content)), 0),
-    completionTokens: Math.ceil(content.length / 3),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../../platform/error-codes";
 import { DomainError, excerpt } from "../../platform/errors";
 import type { Credits } from "../account/credits";
 
@@ -7,48 +8,48 @@ import type { Credits } from "../account/credits";
 /** The request names a model this server does not have. */
 export class ModelNotFound extends DomainError {
   constructor(message: string) {
-    super("invalid", "model_not_found", message, { field: "model" });
+    super("model_not_found", message, { field: "model" });
   }
 }
 
 /** The request asks a model for what it does not take: tools, images, a JSON reply. */
 export class ModelLacksCapability extends DomainError {
   constructor(modelId: string, what: "tools" | "images" | "json", field: string) {
-    const wording: Record<typeof what, [string, string]> = {
+    const wording: Record<typeof what, [ErrorCode, string]> = {
       tools: ["model_without_tools", `model ${modelId} does not take tools; send the request without tools and tool messages, or choose a model with tools: true in GET /models`],
       images: ["model_without_images", `model ${modelId} does not take images; send text only, or choose a model with images: true in GET /models`],
       json: ["model_without_json", `model ${modelId} cannot be asked for a JSON reply here; leave response_format unset, or choose another model`],
     };
     const [code, message] = wording[what];
-    super("invalid", code, message, { field });
+    super(code, message, { field });
   }
 }
 
 /** The model exists but cannot be used now: its provider is not configured, or refused this server. */
 export class ModelUnavailable extends DomainError {
   constructor(message: string, code: "model_not_configured" | "model_unreachable" = "model_not_configured") {
-    super("unavailable", code, message, { field: "model" });
+    super(code, message, { field: "model" });
   }
 }
 
 /** The model's provider failed before the reply was complete. */
 export class ModelFailed extends DomainError {
   constructor(modelId: string) {
-    super("upstream-failed", "model_failed", `model ${modelId} failed to answer; nothing was charged, try again`);
+    super("model_failed", `model ${modelId} failed to answer; nothing was charged, try again`);
   }
 }
 
 /** The model's provider did not answer (or stopped answering) within the timeout. */
 export class ModelTimedOut extends DomainError {
   constructor(modelId: string, limit: string) {
-    super("upstream-timeout", "model_timeout", `model ${modelId} did not answer within ${limit}; nothing was charged, try again`);
+    super("model_timeout", `model ${modelId} did not answer within ${limit}; nothing was charged, try again`);
   }
 }
 
 /** The caller went away or stopped the reply before it was complete. */
 export class ExchangeCancelled extends DomainError {
   constructor() {
-    super("cancelled", "cancelled", "the request was cancelled by the client before the reply was complete; nothing was charged");
+    super("cancelled", "the request was cancelled by the client before the reply was complete; nothing was charged");
   }
 }
 
@@ -59,7 +60,7 @@ export class CreditsUsedUp extends DomainError {
     readonly credits: Credits,
     retryAfterSeconds: number,
   ) {
-    super("quota", "credits_used_up", message, { retryAfterSeconds, credits });
+    super("credits_used_up", message, { retryAfterSeconds, credits });
   }
 }
 
@@ -67,7 +68,6 @@ export class CreditsUsedUp extends DomainError {
 export class PriceOverAllowance extends DomainError {
   constructor(modelId: string, price: number, allowance: number) {
     super(
-      "quota",
       "model_over_allowance",
       `insufficient credits: model ${modelId} costs ${price} credits per message, more than the daily allowance of ${allowance}; choose another model`,
       { field: "model" },
@@ -79,7 +79,6 @@ export class PriceOverAllowance extends DomainError {
 export class IdempotencyKeyInUse extends DomainError {
   constructor() {
     super(
-      "conflict",
       "idempotency_key_in_use",
       "a request with this Idempotency-Key is still being answered; retry in a few seconds to get its reply",
       { retryAfterSeconds: 2 },
@@ -90,7 +89,7 @@ export class IdempotencyKeyInUse extends DomainError {
 /** The Idempotency-Key was already used for a different request. */
 export class IdempotencyKeyReused extends DomainError {
   constructor() {
-    super("mismatch", "idempotency_key_reused", "this Idempotency-Key was already used for a different request; send a new key for a new message");
+    super("idempotency_key_reused", "this Idempotency-Key was already used for a different request; send a new key for a new message");
   }
 }
 
@@ -98,7 +97,6 @@ export class IdempotencyKeyReused extends DomainError {
 export class ParentNotAReply extends DomainError {
   constructor(messageId: string) {
     super(
-      "invalid",
       "parent_not_a_reply",
       `parentId: message ${excerpt(messageId)} is a user message; a message follows a reply (to send an edited message again, give the parentId of the message it replaces)`,
       { field: "parentId" },
@@ -109,6 +107,6 @@ export class ParentNotAReply extends DomainError {
 /** The message to regenerate is not a reply to a user message, so there is nothing to answer again. */
 export class NotAnswerable extends DomainError {
   constructor(messageId: string, why: string) {
-    super("invalid", "not_a_reply", `message ${excerpt(messageId)} cannot be regenerated: ${why}; regenerate a reply`, { field: "messageId" });
+    super("not_a_reply", `message ${excerpt(messageId)} cannot be regenerated: ${why}; regenerate a reply`, { field: "messageId" });
   }
 }

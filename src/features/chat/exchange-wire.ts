@@ -2,96 +2,69 @@ import type { Context } from "hono";
 import { streamSSE, type SSEMessage } from "hono/streaming";
 import type { AppEnv } from "../../platform/deps";
 import { creditHeaders, toHttpError, type HttpError } from "../../platform/http/error-mapper";
-import type { Turn } from "./exchange";
-import type { ToolCallDelta } from "../../platform/models/adapter";
 import { waitUntil } from "../../platform/wait-until";
 
 // ---------------------------------------------------------------------------------------
-// A chat exchange on the wire, for /chat/send and /v1/chat/completions alike: the service
-// owns the exchange (debit, model, storage, refund); a route only picks the wire format.
+// What the chat routes share at the wire (POST /chat/send, regenerate and
+// /v1/chat/completions): the client leaving, the headers of a charged reply, reading an
+// exchange's events to its end, and sending server-sent events. Each route maps the
+// exchange's events to its own format; nothing here calls back into a route.
 // ---------------------------------------------------------------------------------------
 
-/** How one surface writes a reply: whole as JSON, or as server-sent events. */
-export interface WireFormat<R> {
-  /** The JSON body of a whole reply. */
-  body(reply: R): unknown;
-  /** Events before the first piece of a stream, which `model` answers. */
-  started(model?: string): SSEMessage[];
-  delta(text: string): SSEMessage;
-  /** A piece of a tool call (only /v1 relays tools). */
-  toolCall?(call: ToolCallDelta): SSEMessage;
-  /** Events that end a stream, once the exchange is stored. */
-  done(reply: R): SSEMessage[];
-  /** The event that ends a stream that failed after it began. */
-  error(error: HttpError): SSEMessage;
+/**
+ * A signal that aborts when the client goes away: the request's own (@hono/node-server
+ * aborts it when the connection closes before the reply is finished), or the stream's
+ * (sseReply aborts it).
+ */
+export function clientGone(c: Context<AppEnv>): AbortController {
+  const gone = new AbortController();
+  const left = c.req.raw.signal;
+  if (left.aborted) gone.abort(left.reason);
+  else left.addEventListener("abort", () => gone.abort(left.reason), { once: true });
+  return gone;
 }
 
 /**
- * Answers with a turn's reply (its `X-Model` header naming the model that answered): JSON, or a stream that starts once the model has accepted
- * the request (so a failure before that is an ordinary error reply). A stream's failure
- * after that is its last event. A client that leaves mid-stream cancels the exchange,
- * which releases its charge; a model that had finished is stored and charged.
+ * The headers of a reply that goes ahead: the credits once charged (only then: an error
+ * reply carrying the charged count would tell the client a credit was spent), and the
+ * model that answers (the one asked for, or a fallback).
  */
-export async function replyWith<R>(c: Context<AppEnv>, turn: Turn<R>, stream: boolean, wire: WireFormat<R>): Promise<Response> {
-  if (turn.replayed) c.header("Idempotent-Replayed", "true");
-  // Only on a reply that goes ahead: a failure before it is refunded, and an error reply
-  // carrying the charged count would tell the client a credit was spent.
-  const chargedHeaders = (model?: string) => {
-    const credits = (model && turn.creditsAfter?.(model)) || turn.credits;
-    for (const [name, value] of Object.entries(creditHeaders(credits))) c.header(name, value);
-  };
-  // The client leaving shows as the request's signal (@hono/node-server aborts it when the
-  // connection closes before the reply is finished) or as the response being cancelled.
-  const left = c.req.raw.signal;
-  if (!stream) {
-    for await (const event of turn.events(left, false)) {
-      if (event.type === "done") {
-        chargedHeaders(event.model);
-        if (event.model) c.header("X-Model", event.model);
-        return c.json(wire.body(event.reply) as object, 200);
-      }
-    }
-    throw new Error("the exchange ended without its reply");
-  }
+export function setChargedHeaders(c: Context<AppEnv>, credits: { remaining: number; resetAt: string }, model?: string): void {
+  for (const [name, value] of Object.entries(creditHeaders(credits))) c.header(name, value);
+  if (model) c.header("X-Model", model);
+}
 
-  const gone = new AbortController();
-  if (left.aborted) gone.abort(left.reason);
-  else left.addEventListener("abort", () => gone.abort(left.reason), { once: true });
-  const events = turn.events(gone.signal, true);
-  const first = await events.next();
-  // The model that answers is known once the stream starts (a fallback, if the one asked for failed).
-  const answering = !first.done && first.value.type === "started" ? first.value.model : undefined;
-  chargedHeaders(answering);
-  if (answering) c.header("X-Model", answering);
-  const { log } = c.get("deps");
+/** Reads an exchange's events to its `done` event, and returns it. */
+export async function untilDone<E extends { type: string }>(events: AsyncIterable<E>): Promise<Extract<E, { type: "done" }>> {
+  for await (const event of events) if (event.type === "done") return event as Extract<E, { type: "done" }>;
+  throw new Error("the exchange ended without its reply");
+}
+
+/** An error met after a stream began, as its last event shows it (its fault logged). */
+export function streamError(c: Context<AppEnv>, err: unknown): HttpError {
   const requestId = c.get("requestId");
+  return toHttpError(err, requestId, (fault) => c.get("deps").log.error("chat stream failed", { requestId, err: fault }));
+}
 
-  const relay = async (sse: { writeSSE(m: SSEMessage): Promise<void>; aborted: boolean }) => {
-    try {
-      for (let next = first; !next.done; next = await events.next()) {
-        const event = next.value;
-        const messages =
-          event.type === "started"
-            ? wire.started(event.model)
-            : event.type === "delta"
-              ? [wire.delta(event.text)]
-              : event.type === "tool-call"
-                ? (wire.toolCall ? [wire.toolCall(event.call)] : [])
-                : wire.done(event.reply);
-        for (const message of messages) await sse.writeSSE(message);
-      }
-    } catch (err) {
-      const error = toHttpError(err, requestId, (fault) => log.error("chat stream failed", { requestId, err: fault }));
-      if (!sse.aborted) await sse.writeSSE(wire.error(error));
-    } finally {
-      await events.return(undefined); // an exchange left unread is released
-    }
-  };
-
+/**
+ * Answers with server-sent events, written as `messages` yields them. A client that goes
+ * away aborts `gone`, and the messages are let go (an exchange left unread is released).
+ * On Workers the relay is kept alive with waitUntil.
+ */
+export function sseReply(c: Context<AppEnv>, gone: AbortController, messages: AsyncGenerator<SSEMessage, void, undefined>): Response {
   return streamSSE(c, async (sse) => {
     sse.onAbort(() => gone.abort(new DOMException("the client went away", "AbortError")));
-    const work = relay(sse);
-    waitUntil(c, work);
-    await work;
+    const relay = (async () => {
+      try {
+        for await (const message of messages) {
+          if (sse.aborted) break;
+          await sse.writeSSE(message);
+        }
+      } finally {
+        await messages.return(undefined);
+      }
+    })();
+    waitUntil(c, relay);
+    await relay;
   });
 }

@@ -1,5 +1,5 @@
 import { and, eq, lte, or, sql, type Placeholder } from "drizzle-orm";
-import type { Db } from "../../platform/db";
+import { firstRow, selectStep, type Db, type Step } from "../../platform/db";
 import { idempotencyKeys } from "../../../schema/index";
 
 /** How long a finished reply is replayed for a retry with the same key. */
@@ -27,7 +27,7 @@ export function newClaim(userId: string, key: string, fingerprint: string, excha
  * Claims the key: inserts a pending row, or takes over one that has expired (older than
  * the TTL), or one left pending longer than `staleAfterMs` that no credit hold owns (an
  * exchange refused, or from before holds, whose process died before giving it back). A
- * claim whose exchange holds credits is freed only with its hold (services/holds.ts), so
+ * claim whose exchange holds credits is freed only with its hold (holds.ts), so
  * a retry is never charged while the first charge may still be stored.
  */
 export function claimStatement(db: Db, claim: IdempotencyClaim, now: Date, staleAfterMs: number) {
@@ -55,11 +55,14 @@ export function claimHeldGuard(claim: { [K in "userId" | "key" | "marker"]: stri
   return sql`exists (select 1 from idempotency_keys where user_id = ${claim.userId} and key = ${claim.key} and status = ${PENDING} and body = ${claim.marker})`;
 }
 
-export function readClaimStatement(db: Db, claim: IdempotencyClaim) {
-  return db
-    .select({ status: idempotencyKeys.status, body: idempotencyKeys.body })
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.userId, claim.userId), eq(idempotencyKeys.key, claim.key)));
+/** The key's row as the claiming batch leaves it, for claimState. */
+export function readClaimStep(db: Db, claim: IdempotencyClaim): Step<{ status: number; body: string } | undefined> {
+  const fields = { status: idempotencyKeys.status, body: idempotencyKeys.body };
+  return selectStep(
+    fields,
+    db.select(fields).from(idempotencyKeys).where(and(eq(idempotencyKeys.userId, claim.userId), eq(idempotencyKeys.key, claim.key))),
+    firstRow((row) => ({ status: row.status as number, body: row.body as string })),
+  );
 }
 
 /**

@@ -1,15 +1,18 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/deps";
+import { OPENAI_BY_STATUS, openAiShapeOf } from "../../platform/error-codes";
 import { ApiError, type ErrorStatus } from "../../platform/http/errors";
 import type { HttpError } from "../../platform/http/error-mapper";
 import { excerpt } from "../../platform/errors";
 import { describeZodError, fieldOf } from "../../platform/http/router";
-import { availableModels, knownModel, sendCompletion } from "./completions";
+import type { SSEMessage } from "hono/streaming";
+import { availableModels, completionExchange, knownModel, openCompletion, type Completion, type CompletionEvent, type CompletionMeta } from "./completions";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
-import { CreditReplyHeaders, IdempotencyHeaders } from "./send-routes";
-import { replyWith } from "./exchange-wire";
-import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages, toolingOf } from "./openai-wire";
+import { CreditReplyHeaders, IdempotencyHeaders } from "./chat-schemas";
+import { creditsAfter, creditsOf } from "./exchange";
+import { clientGone, setChargedHeaders, sseReply, streamError, untilDone } from "./exchange-wire";
+import { ChatCompletionRequestSchema, ChatCompletionSchema, completionBody, completionChunks, samplingOf, toChatMessages, toolingOf, type ChatCompletionRequest } from "./openai-wire";
 import { jsonData, registerEventSchema, schemaRef, sseEvent } from "../../platform/http/event-stream";
 import { ChatCompletionChunkSchema } from "./openai-wire";
 
@@ -27,47 +30,18 @@ export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
-/**
- * OpenAI's `type` and default `code` by status. The `openai` SDK picks its error class by
- * status alone (400 BadRequestError, 401 AuthenticationError, 403 PermissionDeniedError,
- * 404 NotFoundError, 409 ConflictError, 422 UnprocessableEntityError, 429 RateLimitError,
- * 5xx InternalServerError, anything else the base APIError), so the statuses are the
- * service's own; 402 stays 402 (an APIError whose code is `insufficient_quota`), which
- * the SDK, unlike a 429, does not retry.
- */
-const kinds: Record<number, { type: string; code: string | null }> = {
-  400: { type: "invalid_request_error", code: null },
-  401: { type: "authentication_error", code: "invalid_api_key" },
-  402: { type: "insufficient_quota", code: "insufficient_quota" },
-  403: { type: "permission_error", code: null },
-  404: { type: "not_found_error", code: null },
-  409: { type: "invalid_request_error", code: "idempotency_key_in_use" },
-  413: { type: "invalid_request_error", code: "request_too_large" },
-  415: { type: "invalid_request_error", code: "unsupported_media_type" },
-  422: { type: "invalid_request_error", code: "idempotency_key_reused" },
-  429: { type: "rate_limit_error", code: "rate_limit_exceeded" },
-  500: { type: "api_error", code: "internal_error" },
-  502: { type: "api_error", code: "upstream_error" },
-  503: { type: "api_error", code: "model_not_available" },
-  504: { type: "api_error", code: "upstream_timeout" },
-};
-
-/** The service's codes that OpenAI's clients know by the same name, kept as they are. */
-const OPENAI_CODES = new Set(["model_not_found", "context_not_found", "unknown_url"]);
-
 /** Request fields by their OpenAI name. */
 const PARAMS: Record<string, string> = { contextId: "context_id" };
 
 /**
- * An error as /v1 answers it: OpenAI's body, and OpenAI's status where it differs from the
- * service's (an unknown model is OpenAI's 404, where POST /chat/send answers 400).
+ * An error as /v1 answers it: OpenAI's body, and OpenAI's status and codes where the list
+ * of codes says they differ (an unknown model is OpenAI's 404, where POST /chat/send
+ * answers 400).
  */
 export function openAiError(error: HttpError): { status: ErrorStatus; body: OpenAiErrorBody } {
-  const status = error.code === "model_not_found" ? 404 : error.status;
-  const kind = kinds[status] ?? { type: status >= 500 ? "api_error" : "invalid_request_error", code: null };
+  const shape = openAiShapeOf(error.code, error.status);
   const param = error.field === null ? null : (PARAMS[error.field] ?? error.field);
-  const code = OPENAI_CODES.has(error.code) ? error.code : kind.code;
-  return { status, body: { error: { message: error.message, type: kind.type, param, code } } };
+  return { status: shape.status, body: { error: { message: error.message, type: shape.type, param, code: shape.code } } };
 }
 
 const OpenAiErrorSchema = z
@@ -83,7 +57,7 @@ const OpenAiErrorSchema = z
 
 function openAiErrorResponses(...statuses: number[]) {
   return Object.fromEntries(
-    statuses.map((s) => [s, { description: `OpenAI error (${kinds[s]?.type ?? "error"})`, content: { "application/json": { schema: OpenAiErrorSchema } } }]),
+    statuses.map((s) => [s, { description: `OpenAI error (${OPENAI_BY_STATUS[s as ErrorStatus]?.type ?? "error"})`, content: { "application/json": { schema: OpenAiErrorSchema } } }]),
   ) as Record<number, { description: string; content: { "application/json": { schema: typeof OpenAiErrorSchema } } }>;
 }
 
@@ -93,7 +67,7 @@ function createOpenAiRouter() {
     defaultHook: (result) => {
       if (!result.success) {
         const where = result.target === "json" ? "request body" : result.target;
-        throw new ApiError(400, describeZodError(result.error, where), { field: fieldOf(result.error) });
+        throw new ApiError("invalid_request", describeZodError(result.error, where), { field: fieldOf(result.error) });
       }
     },
   });
@@ -187,9 +161,8 @@ const completionsRoute = authenticatedRoute({
 
 const unknownPath = (c: Context<AppEnv>): never => {
   throw new ApiError(
-    404,
+    "unknown_url",
     `no such endpoint: ${c.req.method} ${excerpt(c.req.path)}; this surface serves GET /v1/models and POST /v1/chat/completions`,
-    { code: "unknown_url" },
   );
 };
 
@@ -203,8 +176,8 @@ export const openAiRoutes = openAiRouter
     const { model: id } = c.req.valid("param");
     const model = knownModel(c.get("deps").models, id);
     if (!model.available) {
-      throw new ApiError(404, `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, {
-        code: "model_not_found",
+      throw new ApiError("model_not_found", `model '${excerpt(id)}' is not available on this server; GET /v1/models lists the ones that are`, {
+        
         field: "model",
       });
     }
@@ -212,7 +185,8 @@ export const openAiRoutes = openAiRouter
   })
   .openapi(completionsRoute, async (c) => {
     const body = c.req.valid("json");
-    const turn = await sendCompletion(c.get("deps"), {
+    const deps = c.get("deps");
+    const opened = await openCompletion(deps, {
       principal: c.get("principal"),
       modelId: body.model,
       messages: toChatMessages(body.messages),
@@ -222,15 +196,57 @@ export const openAiRoutes = openAiRouter
       idempotencyKey: c.req.valid("header")["idempotency-key"],
       requestId: c.get("requestId"),
     });
-    const chunks = completionChunks(turn.meta, body.stream_options?.include_usage === true);
-    return replyWith(c, turn, body.stream === true, {
-      body: completionBody,
-      started: (model) => [chunks.start(model)],
-      delta: chunks.delta,
-      toolCall: chunks.toolCall,
-      done: chunks.end,
-      // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
-      error: (error) => ({ data: JSON.stringify(openAiError(error).body) }),
-    });
+    const stream = body.stream === true;
+    if (opened.kind === "replay") return replay(c, opened.completion, body);
+    const gone = clientGone(c);
+    const events = completionExchange(deps, opened, { signal: gone.signal, stream, options: { sampling: samplingOf(body), ...toolingOf(body) } });
+    if (!stream) {
+      const { completion } = await untilDone(events);
+      setChargedHeaders(c, completion.credits, completion.model);
+      return c.json(completionBody(completion), 200);
+    }
+    // The stream starts once the model has begun (a failure before is an ordinary error reply).
+    const first = await events.next();
+    const started = !first.done && first.value.type === "started" ? first.value.model : undefined;
+    setChargedHeaders(c, started ? creditsAfter(opened.exchange, started) : creditsOf(opened.exchange), started);
+    return sseReply(c, gone, completionEvents(c, first, events, opened.meta, body));
   })
   .all("/*", unknownPath);
+
+/** /v1's events: `chat.completion.chunk`s, then `[DONE]`; a failure after the start is an OpenAI error body. */
+async function* completionEvents(
+  c: Context<AppEnv>,
+  first: IteratorResult<CompletionEvent>,
+  events: AsyncGenerator<CompletionEvent>,
+  meta: CompletionMeta,
+  body: ChatCompletionRequest,
+): AsyncGenerator<SSEMessage, void, undefined> {
+  const chunks = completionChunks(meta, body.stream_options?.include_usage === true);
+  try {
+    for (let next = first; !next.done; next = await events.next()) {
+      const event = next.value;
+      if (event.type === "started") yield chunks.start(event.model);
+      else if (event.type === "delta") yield chunks.delta(event.text);
+      else if (event.type === "tool-call") yield chunks.toolCall(event.call);
+      else yield* chunks.end(event.completion);
+    }
+  } catch (err) {
+    // OpenAI's SDKs raise an APIError for an event whose data carries `error`.
+    yield { data: JSON.stringify(openAiError(streamError(c, err)).body) };
+  } finally {
+    await events.return(undefined);
+  }
+}
+
+/** A retry with the same Idempotency-Key: the first completion again, uncharged, whole or as chunks. */
+function replay(c: Context<AppEnv>, completion: Completion, body: ChatCompletionRequest): Response {
+  c.header("Idempotent-Replayed", "true");
+  setChargedHeaders(c, completion.credits, completion.model);
+  if (body.stream !== true) return c.json(completionBody(completion), 200);
+  const chunks = completionChunks(completion, body.stream_options?.include_usage === true);
+  return sseReply(c, new AbortController(), (async function* () {
+    yield chunks.start(completion.model);
+    yield chunks.delta(completion.content);
+    yield* chunks.end(completion);
+  })());
+}

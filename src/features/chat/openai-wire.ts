@@ -3,6 +3,7 @@ import type { SSEMessage } from "hono/streaming";
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions";
 import { excerpt } from "../../platform/errors";
 import type { ChatMessage, ContentPart, ModelTooling, Sampling, ToolCallDelta } from "../../platform/models/adapter";
+import { MAX_MESSAGE_CHARS } from "./chat-schemas";
 import type { Completion, CompletionMeta } from "./completions";
 
 // ---------------------------------------------------------------------------------------
@@ -10,9 +11,6 @@ import type { Completion, CompletionMeta } from "./completions";
 // which is also the OpenAPI document), and the reply and its chunks, typed by the
 // `openai` package (types only). See docs/openai-compatible.md.
 // ---------------------------------------------------------------------------------------
-
-/** The longest new message a context takes, as on POST /chat/send. */
-const MAX_MESSAGE_CHARS = 32_000;
 
 /** A bound on max_tokens that no model comes near; the model's own limit applies below it. */
 const MAX_REPLY_TOKENS = 1_000_000;
@@ -137,105 +135,130 @@ function isImageUrl(url: string): boolean {
   }
 }
 
-export const ChatCompletionRequestSchema = z
-  .object({
-    model: z.string({ error: "is required: name a model from GET /v1/models" }).min(1).max(200).openapi({ example: "svc-70b" }),
-    messages: z.array(MessageSchema).min(1, "must hold at least one message"),
-    stream: z.boolean().nullable().optional(),
-    stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
-    temperature: optionalNumber(z.number().min(0).max(2)),
-    top_p: optionalNumber(z.number().min(0).max(1)),
-    max_tokens: optionalNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer").openapi({
-      description: "Deprecated by OpenAI in favour of max_completion_tokens; both are taken",
-    }),
-    max_completion_tokens: optionalNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer"),
-    stop: z.union([z.string(), z.array(z.string()).max(4, "must hold at most 4 sequences")]).nullable().optional(),
-    n: optionalNumber(z.number().int(), "integer").openapi({ minimum: 1, maximum: 1, description: "Only 1" }),
-    tools: z.array(ToolSchema).max(128, "must hold at most 128 tools").nullable().optional().openapi({ description: "Functions the model may call (models with `tools: true` in GET /models)" }),
-    tool_choice: ToolChoiceSchema.nullable().optional(),
-    parallel_tool_calls: z.boolean().nullable().optional(),
-    functions: z.array(z.unknown()).nullable().optional().openapi({ description: "OpenAI's deprecated form of tools: refused when not empty" }),
-    function_call: z.unknown().optional(),
-    logprobs: z.boolean().nullable().optional().openapi({ description: "Refused when true" }),
-    response_format: ResponseFormatSchema.nullable().optional(),
-    modalities: z.array(z.enum(["text"], { error: onlyText() })).nullable().optional(),
-    audio: z.unknown().optional(),
-    context_id: z
-      .string()
-      .min(1)
-      .max(100)
-      .optional()
-      .openapi({ description: "Extension: continue this stored context (see docs/openai-compatible.md); the exchange is stored in it" }),
-  })
-  .superRefine((body, ctx) => {
-    const refuse = (path: PropertyKey[], message: string) => ctx.addIssue({ code: "custom", path, message });
-    // Zod runs this check after a non-fatal issue too: an empty list was already refused by min(1).
-    if (body.messages.length === 0) return;
-    if (!unset(body.n) && body.n !== 1) refuse(["n"], "must be 1: this service returns one choice per request");
-    if (body.functions && body.functions.length > 0) refuse(["functions"], "functions are OpenAI's deprecated form of tools: send them as tools");
-    if (!unset(body.function_call) && body.function_call !== "none" && body.function_call !== "auto") {
-      refuse(["function_call"], "function_call is OpenAI's deprecated form of tool_choice: send tool_choice");
+/** The request's fields, each checked alone; checkRequest checks them together. */
+const ChatCompletionRequestFields = z.object({
+  model: z.string({ error: "is required: name a model from GET /v1/models" }).min(1).max(200).openapi({ example: "svc-70b" }),
+  messages: z.array(MessageSchema).min(1, "must hold at least one message"),
+  stream: z.boolean().nullable().optional(),
+  stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).nullable().optional(),
+  temperature: optionalNumber(z.number().min(0).max(2)),
+  top_p: optionalNumber(z.number().min(0).max(1)),
+  max_tokens: optionalNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer").openapi({
+    description: "Deprecated by OpenAI in favour of max_completion_tokens; both are taken",
+  }),
+  max_completion_tokens: optionalNumber(z.number().int().min(1).max(MAX_REPLY_TOKENS), "integer"),
+  stop: z.union([z.string(), z.array(z.string()).max(4, "must hold at most 4 sequences")]).nullable().optional(),
+  n: optionalNumber(z.number().int(), "integer").openapi({ minimum: 1, maximum: 1, description: "Only 1" }),
+  tools: z.array(ToolSchema).max(128, "must hold at most 128 tools").nullable().optional().openapi({ description: "Functions the model may call (models with `tools: true` in GET /models)" }),
+  tool_choice: ToolChoiceSchema.nullable().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  functions: z.array(z.unknown()).nullable().optional().openapi({ description: "OpenAI's deprecated form of tools: refused when not empty" }),
+  function_call: z.unknown().optional(),
+  logprobs: z.boolean().nullable().optional().openapi({ description: "Refused when true" }),
+  response_format: ResponseFormatSchema.nullable().optional(),
+  modalities: z.array(z.enum(["text"], { error: onlyText() })).nullable().optional(),
+  audio: z.unknown().optional(),
+  context_id: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .openapi({ description: "Extension: continue this stored context (see docs/openai-compatible.md); the exchange is stored in it" }),
+});
+
+export const ChatCompletionRequestSchema = ChatCompletionRequestFields.superRefine((body, ctx) =>
+  checkRequest(body, (path, message) => ctx.addIssue({ code: "custom", path, message })),
+).openapi("ChatCompletionRequest");
+
+type RequestFields = z.infer<typeof ChatCompletionRequestFields>;
+type Refuse = (path: PropertyKey[], message: string) => void;
+
+/** What the fields cannot say alone: features refused, tools that agree, a conversation that holds together. */
+function checkRequest(body: RequestFields, refuse: Refuse): void {
+  // Zod runs this check after a non-fatal issue too: an empty list was already refused by min(1).
+  if (body.messages.length === 0) return;
+  refuseUnsupported(body, refuse);
+  checkTools(body, refuse);
+  checkMessages(body.messages, refuse);
+  if (!body.messages.some((m) => m.role === "user")) refuse(["messages"], "must include at least one user message");
+  if (body.context_id !== undefined) checkContextTurn(body, refuse);
+}
+
+/** OpenAI's features this service does not have, and its deprecated forms. */
+function refuseUnsupported(body: RequestFields, refuse: Refuse): void {
+  if (!unset(body.n) && body.n !== 1) refuse(["n"], "must be 1: this service returns one choice per request");
+  if (body.functions && body.functions.length > 0) refuse(["functions"], "functions are OpenAI's deprecated form of tools: send them as tools");
+  if (!unset(body.function_call) && body.function_call !== "none" && body.function_call !== "auto") {
+    refuse(["function_call"], "function_call is OpenAI's deprecated form of tool_choice: send tool_choice");
+  }
+  if (body.logprobs === true) refuse(["logprobs"], "log probabilities are not supported by this service");
+  if (!unset(body.audio)) refuse(["audio"], "audio output is not supported by this service");
+}
+
+/** Tool names unique, and a tool_choice that names one of them (or has some to require). */
+function checkTools(body: RequestFields, refuse: Refuse): void {
+  const tools = body.tools ?? [];
+  const names = new Set<string>();
+  tools.forEach((tool, i) => {
+    if (names.has(tool.function.name)) refuse(["tools", i, "function", "name"], `names the function '${tool.function.name}' twice`);
+    names.add(tool.function.name);
+  });
+  const choice = body.tool_choice;
+  if (choice && typeof choice === "object" && !names.has(choice.function.name)) {
+    refuse(["tool_choice", "function", "name"], `names no function of tools ('${excerpt(choice.function.name)}')`);
+  }
+  if (choice === "required" && tools.length === 0) refuse(["tool_choice"], "is 'required' but the request has no tools");
+}
+
+/** Each message in its place: tool calls on assistant turns, tool results answering an earlier call, content present. */
+function checkMessages(messages: RequestFields["messages"], refuse: Refuse): void {
+  const calls = new Set<string>();
+  messages.forEach((m, i) => {
+    if (m.tool_calls && m.tool_calls.length > 0) {
+      if (m.role !== "assistant") refuse(["messages", i, "tool_calls"], "only an assistant message carries tool_calls");
+      for (const call of m.tool_calls) calls.add(call.id);
     }
-    if (body.logprobs === true) refuse(["logprobs"], "log probabilities are not supported by this service");
-    if (!unset(body.audio)) refuse(["audio"], "audio output is not supported by this service");
-
-    const tools = body.tools ?? [];
-    const names = new Set<string>();
-    tools.forEach((tool, i) => {
-      if (names.has(tool.function.name)) refuse(["tools", i, "function", "name"], `names the function '${tool.function.name}' twice`);
-      names.add(tool.function.name);
-    });
-    const choice = body.tool_choice;
-    if (choice && typeof choice === "object" && !names.has(choice.function.name)) {
-      refuse(["tool_choice", "function", "name"], `names no function of tools ('${excerpt(choice.function.name)}')`);
+    if (m.role === "tool") {
+      if (m.tool_call_id === undefined) refuse(["messages", i, "tool_call_id"], "is required on a tool message: the id of the call it answers");
+      else if (!calls.has(m.tool_call_id)) refuse(["messages", i, "tool_call_id"], "names no tool call of an earlier assistant message");
     }
-    if (choice === "required" && tools.length === 0) refuse(["tool_choice"], "is 'required' but the request has no tools");
+    if (unset(m.content) && !(m.role === "assistant")) refuse(["messages", i, "content"], "is required");
+    if (Array.isArray(m.content)) checkContentParts(m.role, m.content, ["messages", i, "content"], refuse);
+  });
+}
 
-    const calls = new Set<string>();
-    body.messages.forEach((m, i) => {
-      if (m.tool_calls && m.tool_calls.length > 0) {
-        if (m.role !== "assistant") refuse(["messages", i, "tool_calls"], "only an assistant message carries tool_calls");
-        for (const call of m.tool_calls) calls.add(call.id);
+/** Text parts anywhere, image parts in user messages only and with a URL the service relays. */
+function checkContentParts(role: WireMessage["role"], parts: Array<z.infer<typeof ContentPartSchema>>, at: PropertyKey[], refuse: Refuse): void {
+  parts.forEach((part, j) => {
+    if (part.type === "image_url") {
+      if (role !== "user") refuse([...at, j, "type"], "images are taken in user messages only");
+      else if (!part.image_url || !isImageUrl(part.image_url.url)) {
+        refuse([...at, j, "image_url", "url"], "must be an http(s) URL or a data: URL of a base64 image");
       }
-      if (m.role === "tool") {
-        if (m.tool_call_id === undefined) refuse(["messages", i, "tool_call_id"], "is required on a tool message: the id of the call it answers");
-        else if (!calls.has(m.tool_call_id)) refuse(["messages", i, "tool_call_id"], "names no tool call of an earlier assistant message");
-      }
-      if (unset(m.content) && !(m.role === "assistant")) refuse(["messages", i, "content"], "is required");
-      if (Array.isArray(m.content)) {
-        m.content.forEach((part, j) => {
-          if (part.type === "image_url") {
-            if (m.role !== "user") refuse(["messages", i, "content", j, "type"], "images are taken in user messages only");
-            else if (!part.image_url || !isImageUrl(part.image_url.url)) {
-              refuse(["messages", i, "content", j, "image_url", "url"], "must be an http(s) URL or a data: URL of a base64 image");
-            }
-            return;
-          }
-          const text = part.type === "text" ? part.text : part.type === "refusal" ? part.refusal : undefined;
-          if (typeof text !== "string") {
-            refuse(["messages", i, "content", j, "type"], `only text and image_url content parts are supported, not '${excerpt(part.type)}'`);
-          }
-        });
-      }
-    });
-    if (!body.messages.some((m) => m.role === "user")) refuse(["messages"], "must include at least one user message");
-
-    if (body.context_id !== undefined) {
-      const last = body.messages.length - 1;
-      const message = body.messages[last]!;
-      const text = textOfContent(message.content);
-      // A context keeps text turns: what it stores and sends again must be text.
-      if (tools.length > 0) refuse(["tools"], "tools are not supported with context_id: a context keeps text turns only");
-      if (message.role !== "user") refuse(["messages", last, "role"], "with context_id the last message must be the new user message");
-      else if (Array.isArray(message.content) && message.content.some((p) => p.type === "image_url")) {
-        refuse(["messages", last, "content"], "images are not supported with context_id: a context keeps text turns only");
-      } else if (text.trim() === "") refuse(["messages", last, "content"], "must not be empty or blank");
-      else if ([...text].length > MAX_MESSAGE_CHARS) refuse(["messages", last, "content"], `must be at most ${MAX_MESSAGE_CHARS} characters with context_id`);
+      return;
     }
-  })
-  .openapi("ChatCompletionRequest");
+    const text = part.type === "text" ? part.text : part.type === "refusal" ? part.refusal : undefined;
+    if (typeof text !== "string") {
+      refuse([...at, j, "type"], `only text and image_url content parts are supported, not '${excerpt(part.type)}'`);
+    }
+  });
+}
 
-type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+/** With context_id, the last message is the new user turn that the context stores. */
+function checkContextTurn(body: RequestFields, refuse: Refuse): void {
+  const last = body.messages.length - 1;
+  const message = body.messages[last]!;
+  const text = textOfContent(message.content);
+  // A context keeps text turns: what it stores and sends again must be text.
+  if ((body.tools ?? []).length > 0) refuse(["tools"], "tools are not supported with context_id: a context keeps text turns only");
+  if (message.role !== "user") refuse(["messages", last, "role"], "with context_id the last message must be the new user message");
+  else if (Array.isArray(message.content) && message.content.some((p) => p.type === "image_url")) {
+    refuse(["messages", last, "content"], "images are not supported with context_id: a context keeps text turns only");
+  } else if (text.trim() === "") refuse(["messages", last, "content"], "must not be empty or blank");
+  else if ([...text].length > MAX_MESSAGE_CHARS) refuse(["messages", last, "content"], `must be at most ${MAX_MESSAGE_CHARS} characters with context_id`);
+}
+
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 type WireMessage = z.infer<typeof MessageSchema>;
 
 function textOfContent(content: WireMessage["content"]): string {

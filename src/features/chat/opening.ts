@@ -2,21 +2,21 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { ensureUserStep } from "../../platform/auth/users";
 import { timeOrderedId } from "../../platform/encoding";
-import { Batch, bind, firstRow, perDb, step, template, type Results } from "../../platform/db";
+import { Batch, bind, firstRow, perDb, selectTemplate, step, template, type Results } from "../../platform/db";
 import type { DomainError } from "../../platform/errors";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditDays, users } from "../../../schema/index";
 import { creditsFor, debitStatement, describeWait, secondsUntil, utcDay } from "../account/credits";
 import { CreditsUsedUp, IdempotencyKeyInUse, IdempotencyKeyReused, ModelUnavailable, PriceOverAllowance } from "./errors";
-import { Exchange, type ChatDeps } from "./exchange";
+import type { ChatDeps, Exchange } from "./exchange";
 import { HOLD_MARGIN_MS, holdStatement, releaseStaleStatements, staleBefore } from "./holds";
-import { claimHeldGuard, claimState, claimStatement, newClaim, readClaimStatement, releaseClaimStatement } from "./idempotency";
+import { claimHeldGuard, claimState, claimStatement, newClaim, readClaimStep, releaseClaimStatement, type IdempotencyClaim } from "./idempotency";
 import { answerChain, defaultModelFor, holdPrice, requireModel, unavailable } from "./model-chain";
 
 // ---------------------------------------------------------------------------------------
 // Opening an exchange: one batch that creates the user on first sight, releases the
 // user's abandoned holds, claims the Idempotency-Key, debits the price and holds it, and
-// reads what the caller needs (a context's branch). Its results are read by name (Batch).
+// runs beside what the caller reads (a context's branch), which it hands in already added.
 // ---------------------------------------------------------------------------------------
 
 /**
@@ -44,6 +44,8 @@ interface DebitShape {
   message: boolean;
 }
 
+const accountFields = { used: creditDays.used, defaultModel: sql<string | null>`json_extract(${users.preferences}, '$.defaultModel')` };
+
 /**
  * The opening batch's statements, built once per handle (see perDb). The debit has a few
  * shapes: an explicit price or the default model's, with or without each guard; each is
@@ -65,7 +67,7 @@ const openingStatements = perDb((db) => {
     const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
     const day = sql.placeholder("day");
     return {
-      debit: template(debitStatement(db, { userId, day, price, allowance: sql.placeholder("allowance"), guards })),
+      debit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day, price, allowance: sql.placeholder("allowance"), guards })),
       // Right after the debit: the hold exists exactly when the debit charged.
       hold: template(
         holdStatement(db, {
@@ -91,9 +93,10 @@ const openingStatements = perDb((db) => {
     /** The user's abandoned holds, released before the claim and the debit. */
     releaseStale: [template(releaseRefund), template(releaseClaims), template(releaseHolds)] as const,
     /** The day's total (to explain a refusal) and the user's default model, in one read. */
-    account: template(
+    account: selectTemplate(
+      accountFields,
       db
-        .select({ used: creditDays.used, defaultModel: sql<string | null>`json_extract(${users.preferences}, '$.defaultModel')` })
+        .select(accountFields)
         .from(users)
         .leftJoin(creditDays, and(eq(creditDays.userId, users.id), eq(creditDays.day, sql.placeholder("day"))))
         .where(eq(users.id, userId)),
@@ -101,122 +104,123 @@ const openingStatements = perDb((db) => {
   };
 });
 
-/** What a caller adds to the opening batch (the chat route: its context); `X`: what its reads found. */
-export interface OpeningExtension<X> {
-  /** A context the debit also requires to be the caller's. */
-  contextId?: string;
-  /**
-   * A reply of that context the debit also requires: the one a message follows, or (with
-   * `answersQuestion`) the one regenerated, which must answer a user message.
-   */
-  message?: { id: string; answersQuestion: boolean };
-  /** Adds the reads that join the opening batch, and returns what reads their results. */
-  reads(batch: Batch): (results: Results) => X;
-  /** When the debit was refused: an error that explains it better than 402, if any. */
-  explainRefusal?(found: X): DomainError | undefined;
-}
-
-export interface OpenExchangeInput<X> {
+export interface OpenExchangeInput {
   principal: Principal;
   /** The requested model; undefined: the user's default model, else svc-70b. */
   modelId?: string;
   /** An Idempotency-Key and a fingerprint of what the request asks for. */
   idempotency?: { key: string; fingerprint: string };
   requestId: string;
-  extension?: OpeningExtension<X>;
+  /**
+   * What the debit also requires: a context of the caller, and a reply in it (the one a
+   * message follows, or, with `answersQuestion`, the one regenerated, which must answer a
+   * user message). When one is missing the debit charges nothing.
+   */
+  requires?: { contextId: string; message?: { id: string; answersQuestion: boolean } };
+  /** The caller's reads (a context's branch), already added: the opening statements join this batch. */
+  batch?: Batch;
   /** What the request asks of a fallback (the OpenAI surface: tools, images); default: any. */
   suits?: (model: RegisteredModel) => boolean;
 }
 
-export type Opened<X> =
+export type Opened =
   | { kind: "replay"; status: number; body: unknown }
-  | { kind: "charged"; exchange: Exchange; found: X | undefined };
+  /** Charged: the exchange to run, and the batch's results (the caller's reads among them). */
+  | { kind: "charged"; exchange: Exchange; results: Results }
+  /**
+   * Not charged, and the key given back. `error` says why as far as the opening knows: a
+   * `quota` error may also mean that what `requires` names is missing, which the caller's
+   * reads can tell.
+   */
+  | { kind: "refused"; error: DomainError; results: Results };
 
 /**
- * Opens an exchange in one batch: creates the user on first sight, claims the
- * idempotency key, debits the model's price, and runs the extension's reads. Throws
- * CreditsUsedUp, PriceOverAllowance, IdempotencyKeyInUse (same key still running),
- * IdempotencyKeyReused (same key, other request), ModelUnavailable, or the extension's
- * refusal; nothing stays charged then.
+ * Opens an exchange in one batch: creates the user on first sight, releases the user's
+ * abandoned holds, claims the idempotency key, debits the model's price and holds it,
+ * beside the caller's reads. Throws IdempotencyKeyInUse (same key still running) and
+ * IdempotencyKeyReused (same key, other request); a refused debit is `refused`.
  */
-export async function openExchange<X = undefined>(deps: ChatDeps, input: OpenExchangeInput<X>): Promise<Opened<X>> {
+export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Promise<Opened> {
   const { db, models, config } = deps;
-  const { principal, extension } = input;
-  const userId = principal.userId;
+  const userId = input.principal.userId;
   const at = deps.now();
-  const day = utcDay(at);
-  const allowance = config.DAILY_CREDITS;
   const explicit = input.modelId === undefined ? undefined : requireModel(models, input.modelId);
   if (!explicit && !models.defaultModel()) {
     throw new ModelUnavailable("no model is configured on this server yet: the operator must set MODELS or a provider's variables (docs/chat.md); nothing was charged");
   }
   const holdId = timeOrderedId("hold");
   const claim = input.idempotency && newClaim(userId, input.idempotency.key, input.idempotency.fingerprint, holdId);
+  const batch = input.batch ?? new Batch();
+  const slots = addOpeningSteps(deps, batch, { ...input, at, holdId, claim, explicit });
+  const results = await batch.run(db);
 
-  const batch = new Batch();
-  const user = ensureUserStep(db, principal, at);
-  if (user) batch.add(user);
+  if (claim) {
+    const state = claimState(results(slots.claim!), claim);
+    if (state.kind === "replay") return state;
+    if (state.kind === "in-progress") throw new IdempotencyKeyInUse();
+    if (state.kind === "mismatch") throw new IdempotencyKeyReused();
+  }
+  const account = results(slots.account);
+  const model = explicit ?? defaultModelFor(models, account?.defaultModel);
+  const chain = model.available ? answerChain(models, model, input.suits) : [model];
+  const used = results(slots.debited);
+  const day = utcDay(at);
+  if (used !== undefined) {
+    const charge = { holdId, userId, day, at, credits: holdPrice(chain), used, allowance: config.DAILY_CREDITS };
+    return { kind: "charged", exchange: { chain, charge, claim, requestId: input.requestId, ended: false }, results };
+  }
+  // Refused: give the key back, then say why.
+  if (claim) await releaseClaimStatement(db, claim);
+  return { kind: "refused", error: refusal(model, chain, account?.used ?? 0, day, config.DAILY_CREDITS, at), results };
+}
+
+/** The opening's statements, added to the batch in the order they must run; the slots of what is read back. */
+function addOpeningSteps(
+  deps: ChatDeps,
+  batch: Batch,
+  input: OpenExchangeInput & { at: Date; holdId: string; claim: IdempotencyClaim | undefined; explicit: RegisteredModel | undefined },
+) {
+  const { db, models, config } = deps;
+  const { at, claim, explicit, requires } = input;
+  const userId = input.principal.userId;
+  const day = utcDay(at);
   const prepared = openingStatements(db);
+  const user = ensureUserStep(db, input.principal, at);
+  if (user) batch.add(user);
   // The holds of this user's exchanges that died are released first, so that their
   // credits and their Idempotency-Keys are free for this one.
   const stale = { userId, staleBefore: staleBefore(config, at).getTime() };
   for (const release of prepared.releaseStale) batch.add(bind(release, stale));
   if (claim) batch.add(step(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS)));
-  const contextId = extension?.contextId;
-  const message = extension?.message;
-  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: contextId !== undefined, message: !!message });
+  const message = requires?.message;
+  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: requires !== undefined, message: !!message });
   const values = {
     userId,
     day,
-    allowance,
+    allowance: config.DAILY_CREDITS,
     ...(explicit ? { price: holdPrice(answerChain(models, explicit, input.suits)) } : defaultPriceValues(models)),
     ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
-    ...(contextId !== undefined && { contextId }),
+    ...(requires && { contextId: requires.contextId }),
     ...(message && { messageId: message.id, answersQuestion: message.answersQuestion ? 1 : 0 }),
   };
   // The day's total once charged, or nothing when the debit was refused.
-  const debited = batch.add(bind(shape.debit, values, firstRow((row) => row[0] as number)));
-  batch.add(bind(shape.hold, { ...values, holdId, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null }));
-  const accountRead = batch.add(
-    bind(prepared.account, { userId, day }, firstRow((row) => ({ used: row[0] as number | null, defaultModel: (row[1] as string | null) ?? undefined }))),
+  const debited = batch.add(bind(shape.debit, values, firstRow((row) => row.used as number)));
+  batch.add(bind(shape.hold, { ...values, holdId: input.holdId, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null }));
+  const account = batch.add(
+    bind(prepared.account, { userId, day }, firstRow((row) => ({ used: row.used as number | null, defaultModel: (row.defaultModel as string | null) ?? undefined }))),
   );
-  const claimRead = claim && batch.add(step(readClaimStatement(db, claim), firstRow((row) => ({ status: row[0] as number, body: row[1] as string }))));
-  const readFound = extension?.reads(batch);
+  const claimRead = claim && batch.add(readClaimStep(db, claim));
+  return { debited, account, claim: claimRead };
+}
 
-  const results = await batch.run(db);
-  const found = readFound?.(results);
-
-  if (claim) {
-    const state = claimState(results(claimRead!), claim);
-    if (state.kind === "replay") return state;
-    if (state.kind === "in-progress") throw new IdempotencyKeyInUse();
-    if (state.kind === "mismatch") throw new IdempotencyKeyReused();
-  }
-
-  const account = results(accountRead);
-  const model = explicit ?? defaultModelFor(models, account?.defaultModel);
-  const chain = model.available ? answerChain(models, model, input.suits) : [model];
-  const used = results(debited);
-  if (used !== undefined) {
-    const charge = { holdId, userId, day, at, credits: holdPrice(chain), used, allowance };
-    return { kind: "charged", exchange: new Exchange(deps, chain, charge, claim, input.requestId), found };
-  }
-
-  // Refused: give the key back, then say why, most specific reason first.
-  if (claim) await releaseClaimStatement(db, claim);
-  throw refusal();
-
-  function refusal(): DomainError {
-    if (!model.available) return unavailable(model);
-    const explained = found === undefined ? undefined : extension?.explainRefusal?.(found);
-    if (explained) return explained;
-    const used = account?.used ?? 0;
-    const credits = creditsFor(day, used, allowance);
-    const held = holdPrice(chain);
-    if (held > allowance) return new PriceOverAllowance(model.id, held, allowance);
-    const wait = secondsUntil(credits.resetAt, at);
-    const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
-    const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${costs} and ${credits.remaining} remain today`;
-    return new CreditsUsedUp(`insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
-  }
+/** Why the debit charged nothing, most specific reason first. */
+function refusal(model: RegisteredModel, chain: RegisteredModel[], used: number, day: string, allowance: number, at: Date): DomainError {
+  if (!model.available) return unavailable(model);
+  const credits = creditsFor(day, used, allowance);
+  const held = holdPrice(chain);
+  if (held > allowance) return new PriceOverAllowance(model.id, held, allowance);
+  const wait = secondsUntil(credits.resetAt, at);
+  const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
+  const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${costs} and ${credits.remaining} remain today`;
+  return new CreditsUsedUp(`insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
 }

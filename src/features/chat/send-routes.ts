@@ -1,32 +1,27 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { SSEMessage } from "hono/streaming";
-import { errorBody, type HttpError } from "../../platform/http/error-mapper";
+import type { Deps } from "../../platform/deps";
+import type { AppEnv } from "../../platform/deps";
+import { errorBody } from "../../platform/http/error-mapper";
 import { createRouter } from "../../platform/http/router";
-import { regenerateReply, sendChat, type ChatReply } from "./send";
-import { CreditsSchema } from "../account/credits-routes";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
-import { replyWith, type WireFormat } from "./exchange-wire";
 import { jsonData, registerEventSchema, schemaRef, sseEvent } from "../../platform/http/event-stream";
 import { Id } from "../../platform/http/service-id";
 import { text } from "../../platform/http/text";
 import { waitUntil } from "../../platform/wait-until";
+import { CreditsSchema } from "../account/credits-schema";
 import { MAX_INSTRUCTIONS } from "../contexts/contexts";
-import type { Context } from "hono";
-import type { AppEnv } from "../../platform/deps";
-
-const MAX_MESSAGE_CHARS = 32_000;
+import { CreditReplyHeaders, IdempotencyHeaders, MessageText } from "./chat-schemas";
+import { creditsAfter, creditsOf } from "./exchange";
+import { clientGone, setChargedHeaders, sseReply, streamError, untilDone } from "./exchange-wire";
+import { chatExchange, openMessage, type ChatEvent, type ChatReply, type ChatTurn, type OpenedMessage } from "./send";
+import { titleModelFor, writeTitle } from "./titles";
 
 const ChatSendSchema = z
   .object({
-    message: z
-      .string()
-      // A message with nothing but whitespace asks the model nothing: refused, and the
-      // document says so (the pattern).
-      .regex(/\S/, "must not be empty or blank")
-      // Characters, not UTF-16 units: an emoji counts once.
-      .refine((m) => [...m].length <= MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`)
-      .openapi({ example: "How often should I water a monstera?", minLength: 1, maxLength: MAX_MESSAGE_CHARS }),
+    message: MessageText,
     model: z.string().min(1).max(100).optional().openapi({ example: "svc-70b", description: "Default: the caller's default model, else svc-70b" }),
     contextId: z.string().min(1).max(100).optional().openapi({ description: "Continue this context; omit to start a new one" }),
     parentId: Id.nullable()
@@ -48,22 +43,6 @@ const ChatSendSchema = z
     path: ["instructions"],
   })
   .openapi("ChatSend");
-
-/** The optional Idempotency-Key of a charged request (here and on /v1). */
-export const IdempotencyHeaders = z.object({
-  "idempotency-key": z
-    .string()
-    .regex(/^[\x21-\x7e]{1,255}$/, "must be 1..255 visible ASCII characters")
-    .optional()
-    .openapi({ description: "A retry with the same key within 24 h returns the first reply, uncharged" }),
-});
-
-/** The credit headers of a charged reply (here and on /v1). */
-export const CreditReplyHeaders = z.object({
-  "X-Credits-Remaining": z.string().openapi({ example: "499" }),
-  "X-Credits-Reset": z.string().openapi({ example: "2026-11-23T00:00:00.000Z" }),
-  "X-Model": z.string().optional().openapi({ example: "svc-70b", description: "The model that answered: the one asked for, or a fallback" }),
-});
 
 const ChatReplySchema = z
   .object({
@@ -151,20 +130,6 @@ const regenerate = authenticatedRoute({
   },
 });
 
-const errorEvent = (error: HttpError): SSEMessage => ({ event: "error", data: JSON.stringify(errorBody(error)) });
-
-/** Keeps work that outlives the reply: Workers' waitUntil, or the Node server's own keeping. */
-const background = (c: Context<AppEnv>) => (work: Promise<unknown>) => void (waitUntil(c, work) || c.get("deps").background?.(work));
-
-/** /chat/send's wire format: the reply as JSON, or `data: {delta}` events and `event: done` with the reply without `response`. */
-const chatWire: WireFormat<ChatReply> = {
-  body: (reply) => reply,
-  started: () => [],
-  delta: (delta) => ({ data: JSON.stringify({ delta }) }),
-  done: ({ response: _response, ...rest }) => [{ event: "done", data: JSON.stringify(rest) }],
-  error: errorEvent,
-};
-
 const chatRouter = createRouter();
 chatRouter.openAPIRegistry.register("ChatStreamDelta", ChatStreamDeltaSchema);
 chatRouter.openAPIRegistry.register("ChatStreamDone", ChatStreamDoneSchema);
@@ -173,29 +138,83 @@ registerEventSchema(chatRouter, "ChatStreamEvent", ChatStreamEvent);
 export const chatRoutes = chatRouter
   .openapi(send, async (c) => {
     const { message, model, contextId, parentId, instructions, stream } = c.req.valid("json");
-    const turn = await sendChat(c.get("deps"), {
-      principal: c.get("principal"),
-      message,
-      modelId: model,
-      contextId,
-      parentId,
-      instructions: instructions ?? undefined,
-      idempotencyKey: c.req.valid("header")["idempotency-key"],
-      requestId: c.get("requestId"),
-      background: background(c),
-    });
-    return replyWith(c, turn, stream === true, chatWire);
+    const turn: ChatTurn = { kind: "send", message, contextId, parentId, instructions };
+    return answerTurn(c, turn, { modelId: model, key: c.req.valid("header")["idempotency-key"], stream: stream === true });
   })
   .openapi(regenerate, async (c) => {
     const { id, messageId } = c.req.valid("param");
     const { model, stream } = c.req.valid("json");
-    const turn = await regenerateReply(c.get("deps"), {
-      principal: c.get("principal"),
-      contextId: id,
-      messageId,
-      modelId: model,
-      idempotencyKey: c.req.valid("header")["idempotency-key"],
-      requestId: c.get("requestId"),
-    });
-    return replyWith(c, turn, stream === true, chatWire);
+    const turn: ChatTurn = { kind: "regenerate", contextId: id, replyId: messageId };
+    return answerTurn(c, turn, { modelId: model, key: c.req.valid("header")["idempotency-key"], stream: stream === true });
   });
+
+/** A message's exchange, from the opening batch to the reply: JSON, or a stream of events. */
+async function answerTurn(c: Context<AppEnv>, turn: ChatTurn, asked: { modelId?: string; key?: string; stream: boolean }): Promise<Response> {
+  const deps = c.get("deps");
+  const { modelId, key, stream } = asked;
+  const opened = await openMessage(deps, { principal: c.get("principal"), turn, modelId, idempotency: key ? { key } : undefined, requestId: c.get("requestId") });
+  if (opened.kind === "replay") return replay(c, opened.body as ChatReply, stream);
+  const gone = clientGone(c);
+  const events = chatExchange(deps, opened, { signal: gone.signal, stream });
+  if (!stream) {
+    const { reply } = await untilDone(events);
+    setChargedHeaders(c, reply.credits, reply.model);
+    titleNewContext(c, opened, reply);
+    return c.json(reply, 200);
+  }
+  // The stream starts once the model has begun (a failure before is an ordinary error reply).
+  const first = await events.next();
+  const started = !first.done && first.value.type === "started" ? first.value.model : undefined;
+  setChargedHeaders(c, started ? creditsAfter(opened.exchange, started) : creditsOf(opened.exchange), started);
+  return sseReply(c, gone, chatEvents(c, first, events, (reply) => titleNewContext(c, opened, reply)));
+}
+
+/** /chat/send's events: `data: {delta}`, then `event: done` with the reply without `response`, or `event: error`. */
+async function* chatEvents(
+  c: Context<AppEnv>,
+  first: IteratorResult<ChatEvent>,
+  events: AsyncGenerator<ChatEvent>,
+  stored: (reply: ChatReply) => void,
+): AsyncGenerator<SSEMessage, void, undefined> {
+  try {
+    for (let next = first; !next.done; next = await events.next()) {
+      const event = next.value;
+      if (event.type === "delta") yield { data: JSON.stringify({ delta: event.text }) };
+      if (event.type !== "done") continue;
+      stored(event.reply);
+      const { response: _response, ...rest } = event.reply;
+      yield { event: "done", data: JSON.stringify(rest) };
+    }
+  } catch (err) {
+    yield { event: "error", data: JSON.stringify(errorBody(streamError(c, err))) };
+  } finally {
+    await events.return(undefined);
+  }
+}
+
+/** A retry with the same Idempotency-Key: the first reply again, uncharged, as asked (whole, or as events). */
+function replay(c: Context<AppEnv>, reply: ChatReply, stream: boolean): Response {
+  c.header("Idempotent-Replayed", "true");
+  setChargedHeaders(c, reply.credits, reply.model);
+  if (!stream) return c.json(reply, 200);
+  const { response, ...rest } = reply;
+  return sseReply(c, new AbortController(), (async function* () {
+    yield { data: JSON.stringify({ delta: response }) };
+    yield { event: "done", data: JSON.stringify(rest) };
+  })());
+}
+
+/** A new context is named after its first message; a title follows in the background where people see it (titles.ts). */
+function titleNewContext(c: Context<AppEnv>, opened: Extract<OpenedMessage, { kind: "ready" }>, reply: ChatReply): void {
+  const { placement } = opened;
+  if (!placement.isNew) return;
+  const deps = c.get("deps");
+  const model = titleModelFor(deps, c.get("principal"), reply.model);
+  if (!model) return;
+  keep(c, deps, writeTitle(deps, { userId: placement.userId, contextId: placement.contextId, model, message: placement.message, reply: reply.response, requestId: c.get("requestId") }));
+}
+
+/** Keeps work that outlives the reply: Workers' waitUntil, or the Node server's own keeping. */
+function keep(c: Context<AppEnv>, deps: Deps, work: Promise<unknown>): void {
+  if (!waitUntil(c, work)) deps.background?.(work);
+}

@@ -8,6 +8,7 @@ import {
   ImportInvalid,
   importedName,
   isObject,
+  saneTime,
   storable,
   type ImportedContext,
   type ImportedMessage,
@@ -23,11 +24,11 @@ import {
 // hidden node become the context's instructions.
 // ---------------------------------------------------------------------------------------
 
-/** Seconds since the epoch (with a fraction) to milliseconds; null when absent. */
-function seconds(value: unknown, path: string): number | null {
+/** Seconds since the epoch (with a fraction) to milliseconds, between 2000 and a century from `now`; null when absent. */
+function seconds(value: unknown, path: string, now: number): number | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new ImportInvalid(path, "must be a time in seconds since 1970, or null");
-  return Math.round(value * 1000);
+  if (typeof value !== "number") throw new ImportInvalid(path, "must be a time in seconds since 1970, or null");
+  return saneTime(value * 1000, path, now, "in seconds since 1970, or null");
 }
 
 /** What a node's message shows, or null when it is not one a person saw. */
@@ -60,15 +61,15 @@ function customInstructions(message: Record<string, unknown>): string | null {
   return Array.from(storable(parts.join("\n\n"))).slice(0, MAX_INSTRUCTIONS).join("");
 }
 
-/** One conversation of the export, at `path`. */
-function conversation(value: unknown, path: string): ImportedContext {
+/** One conversation of the export, at `path`; times it lacks are the import's (`now`). */
+function conversation(value: unknown, path: string, now: number): ImportedContext {
   if (!isObject(value)) throw new ImportInvalid(path, "must be a conversation (an object with a mapping)");
   const mapping = value.mapping;
   if (!isObject(mapping)) throw new ImportInvalid(at(path, "mapping"), "must be an object of nodes");
   const nodePath = (id: string) => at(at(path, "mapping"), id);
   if (value.title !== undefined && value.title !== null && typeof value.title !== "string") throw new ImportInvalid(at(path, "title"), "must be a string or null");
-  const created = seconds(value.create_time, at(path, "create_time"));
-  const updated = seconds(value.update_time, at(path, "update_time"));
+  const created = seconds(value.create_time, at(path, "create_time"), now);
+  const updated = seconds(value.update_time, at(path, "update_time"), now);
 
   // Every node's parent, checked: a tree over the mapping's keys.
   const parents = new Map<string, string | null>();
@@ -106,7 +107,7 @@ function conversation(value: unknown, path: string): ImportedContext {
       role: shown.role,
       content: checkContent(shown.text, at(at(at(nodePath(id), "message"), "content"), "parts")),
       model,
-      createdAt: seconds(message.create_time, at(at(nodePath(id), "message"), "create_time")) ?? created ?? 0,
+      createdAt: seconds(message.create_time, at(at(nodePath(id), "message"), "create_time"), now) ?? created ?? now,
     });
   }
   const nearestKept = new Map<string, string | null>();
@@ -139,14 +140,14 @@ function conversation(value: unknown, path: string): ImportedContext {
     instructions,
     pinned: false,
     archived: value.is_archived === true,
-    createdAt: created ?? list[0]?.createdAt ?? 0,
-    updatedAt: updated ?? created ?? list.at(-1)?.createdAt ?? 0,
+    createdAt: created ?? list[0]?.createdAt ?? now,
+    updatedAt: updated ?? created ?? list.at(-1)?.createdAt ?? now,
     leafKey: leaf,
     messages: list,
   };
 }
 
 /** ChatGPT's conversations.json: an array of conversations, or one conversation. */
-export function fromChatGpt(file: unknown[] | Record<string, unknown>): ImportedContext[] {
-  return Array.isArray(file) ? file.map((c, i) => conversation(c, `[${i}]`)) : [conversation(file, "")];
+export function fromChatGpt(file: unknown[] | Record<string, unknown>, now: number): ImportedContext[] {
+  return Array.isArray(file) ? file.map((c, i) => conversation(c, `[${i}]`, now)) : [conversation(file, "", now)];
 }

@@ -1,3 +1,4 @@
+import { ContextSchema } from "./context-schema";
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
@@ -13,29 +14,7 @@ import { CONTROL_CHARS, text } from "../../platform/http/text";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 
-export const ContextSchema = z
-  .object({
-    id: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A"),
-    name: z.string().openapi({ example: "Repotting the monstera" }),
-    nameSource: z.enum(["person", "message", "model"]).openapi({
-      description:
-        "Who named the context: the person (a name they set is never replaced), the first message's words " +
-        "(replaced by a title the model writes after the first reply), or the model",
-    }),
-    groupId: serviceId("grp", "grp_Jx0vN2b4QmS8cD1eF5gH7w").nullable(),
-    messageCount: z.number().int().openapi({ example: 12, description: "Messages in every branch" }),
-    leafId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA").nullable().openapi({
-      description: "The last message of the active branch; null when there are no messages",
-    }),
-    instructions: z.string().nullable().openapi({ description: "The system prompt sent to the model first on every message", example: "Answer briefly, in metric units." }),
-    pinned: z.boolean(),
-    archived: z.boolean(),
-    createdAt: iso,
-    updatedAt: iso,
-  })
-  .openapi("Context");
-
-export const MessageSchema = z
+const MessageSchema = z
   .object({
     id: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA"),
     role: z.enum(["user", "assistant"]),
@@ -241,8 +220,8 @@ const deleteRoute = authenticatedRoute({
   responses: { 204: { description: "Deleted" } },
 }, { errors: [404] });
 
-const contextNotFound = (id: string) => new ApiError(404, `context ${excerpt(id)} not found`, { code: "context_not_found" });
-const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found; list your groups with GET /groups`, { code: "group_not_found" });
+const contextNotFound = (id: string) => new ApiError("context_not_found", `context ${excerpt(id)} not found`);
+const groupNotFound = (id: string) => new ApiError("group_not_found", `group ${excerpt(id)} not found; list your groups with GET /groups`);
 
 // /contexts/search is registered before /contexts/{id}, which would otherwise take it.
 export const contextRoutes = createRouter()
@@ -272,7 +251,7 @@ export const contextRoutes = createRouter()
     if (result.found) return c.json(result.context, 200);
     if (result.missing === "context") throw contextNotFound(id);
     if (result.missing === "leaf") throw new MessageNotFound(leaf!, id, "leaf");
-    throw new ApiError(400, `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
+    throw new ApiError("invalid_request", `invalid query parameters: before: ${excerpt(before!)} is not a message of context ${excerpt(id)}`);
   })
   .openapi(patchRoute, async (c) => {
     const { db, now } = c.get("deps");

@@ -6,6 +6,7 @@ import { contexts, groups, messages, shares } from "../../../schema/index";
 import { deleteSearchEntries } from "./search";
 import { ensureUser } from "../../platform/auth/users";
 import { activeLeaf, leafBelow, parentOf, selectBranch, siblingIds, type BranchRow } from "./branches";
+import { isoTime } from "../../platform/stored-time";
 
 export type NameSource = "person" | "message" | "model";
 
@@ -74,8 +75,8 @@ export interface ContextRow {
 
 export const toContextView = (row: ContextRow): ContextView => ({
   ...row,
-  createdAt: row.createdAt.toISOString(),
-  updatedAt: row.updatedAt.toISOString(),
+  createdAt: isoTime(row.createdAt),
+  updatedAt: isoTime(row.updatedAt),
 });
 
 
@@ -224,7 +225,7 @@ export function branchMessage(row: BranchRow): MessageView {
     ...(row.model === null ? {} : { model: row.model }),
     parentId: row.parent_id,
     siblingIds: siblingIds(row),
-    createdAt: new Date(Number(row.created_at)).toISOString(),
+    createdAt: isoTime(Number(row.created_at)),
   };
 }
 

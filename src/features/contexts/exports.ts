@@ -5,6 +5,7 @@ import { apiKeys, contexts, creditDays, groups, messages, shares, usageEvents } 
 import { getProfile, type Profile } from "../account/profile";
 import { contextColumns, readActiveBranch, type ContextRow, type NameSource } from "./contexts";
 import { ContextNotFound } from "./errors";
+import { isoTime } from "../../platform/stored-time";
 
 // ---------------------------------------------------------------------------------------
 // Exports: a context, or everything a person owns, as one JSON document that
@@ -65,7 +66,7 @@ export interface ExportDocument {
   };
 }
 
-const iso = (d: Date) => d.toISOString();
+const iso = isoTime;
 
 const messageColumns = {
   id: messages.id,
@@ -171,7 +172,7 @@ export async function exportAccount(db: Db, principal: Principal, now: Date, def
     db
       .select({ at: usageEvents.at, model: usageEvents.model, contextId: usageEvents.contextId, messageId: usageEvents.messageId, credits: usageEvents.credits })
       .from(usageEvents)
-      .where(eq(usageEvents.userId, userId))
+      .where(and(eq(usageEvents.userId, userId), eq(usageEvents.kind, "message")))
       .orderBy(desc(usageEvents.at), desc(usageEvents.id)),
   ]);
   const messagesOf = byContext(messageRows);

@@ -72,8 +72,8 @@ const deleteRoute = authenticatedRoute({
 }, { errors: [404] });
 
 const nameTaken = (name: string) =>
-  new ApiError(409, `you already have a group named ${JSON.stringify(excerpt(name))}; choose another name`, { code: "group_exists" });
-const groupNotFound = (id: string) => new ApiError(404, `group ${excerpt(id)} not found`, { code: "group_not_found" });
+  new ApiError("group_exists", `you already have a group named ${JSON.stringify(excerpt(name))}; choose another name`);
+const groupNotFound = (id: string) => new ApiError("group_not_found", `group ${excerpt(id)} not found`);
 
 export const groupRoutes = createRouter()
   .openapi(listRoute, async (c) => c.json({ items: await listGroups(c.get("deps").db, c.get("principal").userId) }, 200))

@@ -40,10 +40,27 @@ export interface ImportedContext {
   messages: ImportedMessage[];
 }
 
+/**
+ * The times a file may hold: from 2000 to a hundred years from now. Anything else is a
+ * mistake (seconds taken for milliseconds, a corrupted number), and outside what a date
+ * can show, it would break every page that shows the message.
+ */
+export const EARLIEST_TIME_MS = Date.UTC(2000, 0, 1);
+const CENTURY_MS = 100 * 365.25 * 86_400_000;
+
+/** `ms` if it is a sane time at `now`; else ImportInvalid at `path`, saying what a time must be. */
+export function saneTime(ms: number, path: string, now: number, unit: string): number {
+  const latest = now + CENTURY_MS;
+  if (!Number.isFinite(ms) || ms < EARLIEST_TIME_MS || ms > latest) {
+    throw new ImportInvalid(path, `must be a time between 2000-01-01 and ${new Date(latest).toISOString().slice(0, 10)} (${unit})`);
+  }
+  return Math.round(ms);
+}
+
 /** The file cannot be imported; the message says where and why. */
 export class ImportInvalid extends DomainError {
   constructor(path: string, problem: string) {
-    super("invalid", "import_invalid", `cannot import this file: ${path ? `${path}: ` : ""}${problem}; nothing was imported`);
+    super("import_invalid", `cannot import this file: ${path ? `${path}: ` : ""}${problem}; nothing was imported`);
   }
 }
 

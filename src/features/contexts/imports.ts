@@ -17,6 +17,7 @@ import {
   ImportInvalid,
   importedName,
   isObject,
+  saneTime,
   storable,
   type ImportedContext,
   type ImportedMessage,
@@ -33,10 +34,10 @@ import {
  * Reads an uploaded file: this service's export or ChatGPT's conversations.json (an array
  * of conversations, or one). Throws ImportInvalid naming the first problem.
  */
-export function readImport(file: unknown): ImportedContext[] {
+export function readImport(file: unknown, now: Date): ImportedContext[] {
   let imported: ImportedContext[];
-  if (isObject(file) && file.format === EXPORT_FORMAT) imported = fromExport(file);
-  else if (Array.isArray(file) || (isObject(file) && "mapping" in file)) imported = fromChatGpt(file);
+  if (isObject(file) && file.format === EXPORT_FORMAT) imported = fromExport(file, now.getTime());
+  else if (Array.isArray(file) || (isObject(file) && "mapping" in file)) imported = fromChatGpt(file, now.getTime());
   else {
     throw new ImportInvalid(
       "",
@@ -51,11 +52,12 @@ export function readImport(file: unknown): ImportedContext[] {
   return imported;
 }
 
-function time(value: unknown, path: string, fallback: number): number {
+/** A time of the file (ISO 8601), or `fallback` when absent; between 2000 and a century from `now`. */
+function time(value: unknown, path: string, fallback: number, now: number): number {
   if (value === undefined || value === null) return fallback;
   const ms = typeof value === "string" ? Date.parse(value) : NaN;
   if (Number.isNaN(ms)) throw new ImportInvalid(path, "must be a time such as 2026-11-22T12:00:00.000Z");
-  return ms;
+  return saneTime(ms, path, now, "an ISO 8601 time such as 2026-11-22T12:00:00.000Z");
 }
 
 function string(value: unknown, path: string, options: { max?: number; nullable?: boolean } = {}): string | null {
@@ -76,8 +78,8 @@ function array(value: unknown, path: string): unknown[] {
   return value;
 }
 
-/** This service's export, version 1. */
-function fromExport(doc: Record<string, unknown>): ImportedContext[] {
+/** This service's export, version 1. Times it lacks are the import's. */
+function fromExport(doc: Record<string, unknown>, now: number): ImportedContext[] {
   if (doc.version !== EXPORT_VERSION) throw new ImportInvalid("version", `must be ${EXPORT_VERSION}, the version this service reads`);
   const groupNames = new Map<string, string>();
   array(doc.groups ?? [], "groups").forEach((g, i) => {
@@ -98,7 +100,7 @@ function fromExport(doc: Record<string, unknown>): ImportedContext[] {
       throw new ImportInvalid(at(path, "nameSource"), 'must be "person", "message" or "model"');
     }
     const instructions = c.instructions === undefined ? null : string(c.instructions, at(path, "instructions"), { max: MAX_INSTRUCTIONS, nullable: true });
-    const createdAt = time(c.createdAt, at(path, "createdAt"), 0);
+    const createdAt = time(c.createdAt, at(path, "createdAt"), now, now);
 
     const parents = new Map<string, string | null>();
     const list = array(c.messages ?? [], at(path, "messages")).map((m, j): ImportedMessage => {
@@ -116,7 +118,7 @@ function fromExport(doc: Record<string, unknown>): ImportedContext[] {
         role: m.role,
         content: checkContent(content, at(mpath, "content")),
         model: m.model === undefined ? null : string(m.model, at(mpath, "model"), { max: 100, nullable: true }),
-        createdAt: time(m.createdAt, at(mpath, "createdAt"), createdAt),
+        createdAt: time(m.createdAt, at(mpath, "createdAt"), createdAt, now),
       };
     });
     list.forEach((m, j) => {
@@ -135,7 +137,7 @@ function fromExport(doc: Record<string, unknown>): ImportedContext[] {
       pinned: boolean(c.pinned, at(path, "pinned")),
       archived: boolean(c.archived, at(path, "archived")),
       createdAt,
-      updatedAt: time(c.updatedAt, at(path, "updatedAt"), createdAt),
+      updatedAt: time(c.updatedAt, at(path, "updatedAt"), createdAt, now),
       leafKey,
       messages: list,
     };

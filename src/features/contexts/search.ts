@@ -1,7 +1,9 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../platform/db";
+import { hex } from "../../platform/encoding";
 import { contexts } from "../../../schema/index";
+import { isoTime } from "../../platform/stored-time";
 
 // The search tables live in migrations/ (0002_search_owner.sql, 0004_search_pending.sql),
 // not in schema/: drizzle-kit cannot describe an FTS5 virtual table, and triggers write
@@ -64,8 +66,7 @@ const phrase = (text: string) => `"${text.replaceAll('"', '""')}"`;
  * 'u' || lower(hex(user_id)) || '0' (hex of the UTF-8 bytes).
  */
 export function ownerKey(userId: string): string {
-  const hex = Array.from(new TextEncoder().encode(userId), (b) => b.toString(16).padStart(2, "0")).join("");
-  return `u${hex}0`;
+  return `u${hex(new TextEncoder().encode(userId))}0`;
 }
 
 /**
@@ -160,7 +161,7 @@ export async function searchContexts(
     .orderBy(sql`bm25(search_fts, 0.0, 1.0)`, desc(searchDocs.createdAt), desc(searchDocs.id))
     .limit(limit);
   const [, , rows] = await db.batch([...indexPendingStatements(db, { userId }), query]);
-  return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
+  return rows.map((r) => ({ ...r, createdAt: isoTime(r.createdAt) }));
 }
 
 /**

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../platform/deps";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
-import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, type ShareView } from "./shares";
+import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, shareUrl, type ShareView } from "./shares";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
 import { Id, serviceId } from "../../platform/http/service-id";
@@ -129,20 +129,15 @@ const sharedRoute = createRoute({
  * PUBLIC_BASE_URL when configured, else on the origin the entry vouches for (never the Host
  * header a caller sends to the Node server).
  */
-export function linkFor(c: Context<AppEnv>, token: string): string {
-  const { config, baseUrl } = c.get("deps");
-  const base = config.PUBLIC_BASE_URL ?? baseUrl ?? `http://localhost:${config.PORT}`;
-  return `${base.replace(/\/+$/, "")}/s/${token}`;
-}
 
 const withUrl = (c: Context<AppEnv>, share: ShareView) => ({
   token: share.token,
-  url: linkFor(c, share.token),
+  url: shareUrl(c.get("deps"), share.token),
   createdAt: share.createdAt,
   expiresAt: share.expiresAt,
 });
 
-const linkNotFound = () => new ApiError(404, "this shared link does not exist, has been revoked or has expired", { code: "share_not_found" });
+const linkNotFound = () => new ApiError("share_not_found", "this shared link does not exist, has been revoked or has expired");
 
 export const shareRoutes = createRouter()
   .openapi(shareRoute, async (c) => {
@@ -150,10 +145,10 @@ export const shareRoutes = createRouter()
     const { id } = c.req.valid("param");
     const { expiresIn } = c.req.valid("json");
     const result = await shareContext(db, c.get("principal").userId, id, { expiresInSeconds: expiresIn }, now());
-    if (result === "not-found") throw new ApiError(404, `context ${excerpt(id)} not found`, { code: "context_not_found" });
+    if (result === "not-found") throw new ApiError("context_not_found", `context ${excerpt(id)} not found`);
     if (result === "too-large") {
       throw new ApiError(
-        413,
+        "body_too_large",
         `context ${excerpt(id)} is too long to share as one link (over ${MAX_SNAPSHOT_BYTES / 1_000_000} MB); share a shorter conversation`,
       );
     }
@@ -162,8 +157,8 @@ export const shareRoutes = createRouter()
   .openapi(revokeRoute, async (c) => {
     const { id } = c.req.valid("param");
     const result = await revokeShare(c.get("deps").db, c.get("principal").userId, id);
-    if (result === "no-context") throw new ApiError(404, `context ${excerpt(id)} not found`, { code: "context_not_found" });
-    if (result === "no-share") throw new ApiError(404, `context ${excerpt(id)} has no share link`, { code: "share_not_found" });
+    if (result === "no-context") throw new ApiError("context_not_found", `context ${excerpt(id)} not found`);
+    if (result === "no-share") throw new ApiError("share_not_found", `context ${excerpt(id)} has no share link`);
     return c.body(null, 204);
   })
   .openapi(listRoute, async (c) => {

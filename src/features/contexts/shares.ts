@@ -1,3 +1,4 @@
+import type { Deps } from "../../platform/deps";
 import { and, desc, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { randomId } from "../../platform/encoding";
 import type { Db } from "../../platform/db";
@@ -155,4 +156,11 @@ export async function listShares(
   const pageRows = more ? rows.slice(0, page.limit) : rows;
   const last = pageRows[pageRows.length - 1];
   return { items: pageRows.map(toShareView), next: more && last ? { at: last.createdAt.getTime(), id: last.token } : null };
+}
+
+/** A share's public page: PUBLIC_BASE_URL, else an origin the entry knows (never a request's Host header). */
+export function shareUrl(deps: Pick<Deps, "config" | "baseUrl">, token: string): string {
+  const { config, baseUrl } = deps;
+  const base = config.PUBLIC_BASE_URL ?? baseUrl ?? `http://localhost:${config.PORT}`;
+  return `${base.replace(/\/+$/, "")}/s/${token}`;
 }

@@ -7,12 +7,12 @@ import { ApiError } from "../../platform/http/errors";
 import { createRouter } from "../../platform/http/router";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { Id } from "../../platform/http/service-id";
-import { ContextSchema } from "./contexts-routes";
+import { ContextSchema } from "./context-schema";
 import { defaultModelOf } from "../account/profile";
 import { EXPORT_FORMAT, EXPORT_VERSION, exportAccount, exportContext, exportMarkdown, type ExportDocument } from "./exports";
 import { IMPORT_LIMITS } from "./imported-contexts";
 import { importContexts, readImport } from "./imports";
-import { linkFor } from "./shares-routes";
+import { shareUrl } from "./shares";
 
 const iso = z.string().openapi({ format: "date-time", example: "2026-11-22T12:00:00.000Z" });
 const MIB = 1024 * 1024;
@@ -144,14 +144,14 @@ const importRoute = authenticatedRoute(
  */
 function limitImportBody() {
   const tooLarge = (): never => {
-    throw new ApiError(413, `the file is over the ${IMPORT_LIMITS.bytes / MIB} MiB an import may be; split it and import the parts`, {
+    throw new ApiError("body_too_large", `the file is over the ${IMPORT_LIMITS.bytes / MIB} MiB an import may be; split it and import the parts`, {
       headers: { Connection: "close" },
     });
   };
   const limit = bodyLimit({ maxSize: IMPORT_LIMITS.bytes, onError: tooLarge });
   return createMiddleware<AppEnv>(async (c, next) => {
     const type = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
-    if (!/^application\/([\w.+-]+\+)?json$/i.test(type)) throw new ApiError(415, "send the file as JSON, with 'Content-Type: application/json'");
+    if (!/^application\/([\w.+-]+\+)?json$/i.test(type)) throw new ApiError("unsupported_media_type", "send the file as JSON, with 'Content-Type: application/json'");
     await limit(c, next);
   });
 }
@@ -163,13 +163,13 @@ async function readFile(c: Context<AppEnv>): Promise<unknown> {
   try {
     text = strictUtf8.decode(await c.req.arrayBuffer());
   } catch {
-    throw new ApiError(400, "the file is not valid UTF-8 text");
+    throw new ApiError("invalid_request", "the file is not valid UTF-8 text");
   }
   try {
     return JSON.parse(text);
   } catch (err) {
     const detail = err instanceof Error ? err.message.replace(/\s+/g, " ").slice(0, 120) : "";
-    throw new ApiError(400, `the file is not valid JSON${detail ? ` (${detail})` : ""}`, { code: "import_invalid" });
+    throw new ApiError("import_invalid", `the file is not valid JSON${detail ? ` (${detail})` : ""}`);
   }
 }
 
@@ -183,14 +183,14 @@ const attachment = (name: string) => ({ "Content-Disposition": `attachment; file
 
 /** The live links of an account export, with the URL each opens. */
 function withLinks(c: Context<AppEnv>, { shares, ...document }: ExportDocument) {
-  return { ...document, shares: (shares ?? []).map((s) => ({ ...s, url: linkFor(c, s.token) })) };
+  return { ...document, shares: (shares ?? []).map((s) => ({ ...s, url: shareUrl(c.get("deps"), s.token) })) };
 }
 
 /** Registered before the app's JSON body parser, which the import's larger body must not meet. */
 export const importRoutes = createRouter().openapi(importRoute, async (c) => {
   const { db, now } = c.get("deps");
   const file = await readFile(c);
-  const items = await importContexts(db, c.get("principal"), readImport(file), now());
+  const items = await importContexts(db, c.get("principal"), readImport(file, now()), now());
   return c.json({ items }, 201);
 });
 

@@ -25,7 +25,7 @@ export const healthRoutes = createRouter().openapi(health, async (c) => {
   if (fileProblem) {
     log.error("health check: database file", { requestId: c.get("requestId"), problem: fileProblem });
     // The path is the operator's business (it is in the log), not whoever asks /health.
-    throw new ApiError(503, "the database file was deleted or replaced while the server had it open; restart the server");
+    throw new ApiError("unavailable", "the database file was deleted or replaced while the server had it open; restart the server");
   }
   try {
     // A write of a page, undone in the same batch: it fails where a write that grows the
@@ -33,7 +33,7 @@ export const healthRoutes = createRouter().openapi(health, async (c) => {
     await db.batch([db.insert(healthProbe).values({ id: 1, pad: sql`zeroblob(4096)` }), db.delete(healthProbe)]);
   } catch (err) {
     log.error("health check: database cannot be written", { requestId: c.get("requestId"), err });
-    throw new ApiError(503, `${whyUnwritable(err)}; reading may still work`);
+    throw new ApiError("unavailable", `${whyUnwritable(err)}; reading may still work`);
   }
   return c.json({ status: "ok" as const }, 200);
 });

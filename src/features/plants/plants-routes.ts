@@ -63,7 +63,7 @@ export const plantRoutes = createRouter()
     const { db, now } = c.get("deps");
     const plant = c.req.valid("json");
     if (!(await createPlant(db, c.get("principal"), plant, now()))) {
-      throw new ApiError(409, `a plant with id ${plant.id} already exists`, { code: "plant_exists" });
+      throw new ApiError("plant_exists", `a plant with id ${plant.id} already exists`);
     }
     return c.json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag }, 200);
   })
@@ -80,7 +80,7 @@ export const plantRoutes = createRouter()
   .openapi(removePlant, async (c) => {
     const { id } = c.req.valid("param");
     if (!(await deletePlant(c.get("deps").db, c.get("principal").userId, id))) {
-      throw new ApiError(404, `plant ${id} not found`, { code: "plant_not_found" });
+      throw new ApiError("plant_not_found", `plant ${id} not found`);
     }
     return c.body(null, 204);
   });

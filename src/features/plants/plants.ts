@@ -11,7 +11,6 @@ export interface Plant {
 
 // Ids travel as decimal text and are cast in SQL, so no driver ever holds them as a double.
 const idParam = (id: bigint) => sql`cast(${id.toString()} as integer)`;
-const idText = sql<string>`cast(${plants.id} as text)`;
 
 /** Creates a plant; false when the caller already has one with this id. One round trip. */
 export async function createPlant(

@@ -4,11 +4,14 @@ import type { Db } from "../../platform/db";
 import { DomainError } from "../../platform/errors";
 import { randomId } from "../../platform/encoding";
 import { userIdFor } from "../../platform/auth/identity";
+import type { EndedSessions } from "../../platform/auth/ended-sessions";
 import type { IdentityLinks } from "../../platform/auth/identity-links";
 import { ensureOwnIdentity, selectSignInMethods, toSignInMethod, type SignInMethodView } from "../../platform/auth/sign-in-methods";
 import { newUser } from "../../platform/auth/users";
 import { identities, sessions, users } from "../../../schema/index";
 import type { ProvenIdentity } from "./proofs";
+import { endSessionStatements } from "./sessions";
+import { admitSignUp, type SignUpDeps, type SignUpRequest } from "./sign-up";
 
 // Accounts and their sign-in methods. An account is created by the first sign-in of an
 // identity nobody has seen, with that identity's derived id (as a bearer token's first write
@@ -16,9 +19,10 @@ import type { ProvenIdentity } from "./proofs";
 // another remains. An identity belongs to one account at most: adding one that already
 // belongs to another account is refused, never merged.
 
-export interface AccountDeps {
+export interface AccountDeps extends SignUpDeps {
   db: Db;
   identityLinks: IdentityLinks;
+  endedSessions: EndedSessions;
 }
 
 /** The row of `identities` for (issuer, subject), as a subquery: the batch that inserts it can name it. */
@@ -27,11 +31,17 @@ export function identityIdOf(identity: { issuer: string; subject: string }): SQL
 }
 
 /**
- * The account this identity signs in to: its own, or the one it was added to, or a new one.
- * `prepare` holds the statements that create what does not exist yet, for the front of the
- * caller's batch (so that a first sign-in costs no extra round trip).
+ * The account this identity signs in to: its own, or the one it was added to, or a new one,
+ * if the sign-up policy admits it (sign-up.ts: `signUp` says what the request brought for
+ * that). `prepare` holds the statements that create what does not exist yet, for the front
+ * of the caller's batch (so that a first sign-in costs no extra round trip).
  */
-export async function accountFor(deps: AccountDeps, identity: ProvenIdentity, now: Date): Promise<{ userId: string; prepare: BatchItem<"sqlite">[] }> {
+export async function accountFor(
+  deps: AccountDeps,
+  identity: ProvenIdentity,
+  now: Date,
+  signUp: SignUpRequest = {},
+): Promise<{ userId: string; prepare: BatchItem<"sqlite">[] }> {
   const { db } = deps;
   for (let attempt = 0; attempt < 3; attempt++) {
     const [[row], [owner]] = await db.batch([
@@ -41,6 +51,8 @@ export async function accountFor(deps: AccountDeps, identity: ProvenIdentity, no
     if (row?.userId) return { userId: row.userId, prepare: [] };
     // The account's own identity, not listed yet (its account was made by a bearer token).
     if (!row && owner) return { userId: owner.id, prepare: [ensureOwnIdentity(db, owner.id)] };
+    // Nobody's account yet: a sign-up, which the policy may refuse.
+    if (attempt === 0) await admitSignUp(deps, identity, signUp, now);
     const derived = await userIdFor(identity.issuer, identity.subject);
     if (!row) {
       return {
@@ -94,13 +106,12 @@ export async function addSignInMethod(
   if (row?.userId === userId) return { method: toSignInMethod(row), created: false };
   const inUse = () =>
     new DomainError(
-      "conflict",
       "identity_in_use",
       `${identity.method === "wallet" ? `the wallet ${identity.label}` : `this ${identity.method === "local" ? "name" : "identity provider account"}`} already signs in to another account: sign in with it and remove it there first, or use another`,
     );
   if (row?.userId || owner) throw inUse();
   const ownId = (await userIdFor(identity.issuer, identity.subject)) === userId;
-  let added;
+  let added: typeof identities.$inferSelect | undefined;
   if (row) {
     // Removed from an account earlier: free to join this one.
     [added] = await db
@@ -123,11 +134,12 @@ export async function addSignInMethod(
  * account, so that its tokens no longer reach it.
  */
 export async function removeSignInMethod(
-  deps: AccountDeps,
+  deps: Pick<AccountDeps, "db" | "identityLinks" | "endedSessions">,
   userId: string,
   identityId: string,
+  now: Date,
   keep?: string,
-): Promise<{ endedSessions: string[] }> {
+): Promise<void> {
   const { db } = deps;
   const [, rows, [account]] = await db.batch([
     ensureOwnIdentity(db, userId),
@@ -137,11 +149,11 @@ export async function removeSignInMethod(
   const target = rows.find((r) => r.id === identityId);
   if (!target) {
     const named = /^idn_[A-Za-z0-9_-]{22}$/.test(identityId) ? ` ${identityId}` : "";
-    throw new DomainError("not-found", "identity_not_found", `no such sign-in method${named} on this account`);
+    throw new DomainError("identity_not_found", `no such sign-in method${named} on this account`);
   }
   const others = rows.filter((r) => r.id !== identityId);
   const lastOne = () =>
-    new DomainError("conflict", "last_sign_in_method", "this is the account's only sign-in method: add another before removing it");
+    new DomainError("last_sign_in_method", "this is the account's only sign-in method: add another before removing it");
   if (others.length === 0) throw lastOne();
 
   // Each statement is guarded in SQL too, and the guard is read before the change (the
@@ -149,19 +161,25 @@ export async function removeSignInMethod(
   const othersRemain = sql`(select count(*) from ${identities} where ${identities.userId} = ${userId}) > 1`;
   const isMain = account && account.issuer === target.issuer && account.subject === target.subject;
   const next = others[0]!;
-  const [ended, ...rest] = await db.batch([
-    db
-      .delete(sessions)
-      .where(and(eq(sessions.identityId, target.id), keep ? ne(sessions.id, keep) : undefined, othersRemain))
-      .returning({ id: sessions.id }),
+  const [endBegun, deleteBegun] = endSessionStatements(
+    db,
+    and(eq(sessions.identityId, target.id), keep ? ne(sessions.id, keep) : undefined, othersRemain),
+    "method-removed",
+    now,
+  );
+  const [ended, , ...rest] = await db.batch([
+    endBegun,
+    deleteBegun,
+    // The session asking goes on; it no longer names the method (whose row may go below).
+    db.update(sessions).set({ identityId: null }).where(and(eq(sessions.identityId, target.id), othersRemain)),
     // The account's main identity (GET /me `identity`) moves to one that remains.
     ...(isMain ? [db.update(users).set({ issuer: next.issuer, subject: next.subject }).where(and(eq(users.id, userId), othersRemain))] : []),
     target.ownId
       ? db.update(identities).set({ userId: null }).where(and(eq(identities.id, target.id), othersRemain)).returning({ id: identities.id })
       : db.delete(identities).where(and(eq(identities.id, target.id), othersRemain)).returning({ id: identities.id }),
   ]);
+  deps.endedSessions.note(ended);
   const changed = rest.at(-1) as unknown[];
   if (changed.length === 0) throw lastOne();
   deps.identityLinks.noteLink(target.issuer, target.subject, target.ownId ? null : await userIdFor(target.issuer, target.subject));
-  return { endedSessions: ended.map((s) => s.id) };
 }

@@ -50,6 +50,14 @@ const ClientConfigSchema = z
         unavailable: z.string().optional().openapi({ description: "Why nobody can sign in to the web client here, when that is so" }),
       })
       .openapi({ description: "How to sign in (supersedes `auth`, kept for older clients)" }),
+    signUp: z
+      .object({
+        policy: z.enum(["open", "invite", "closed"]).openapi({ description: "Who may create an account (SIGN_UP): anyone, those with an invite code, or nobody new" }),
+        turnstileSiteKey: z.string().nullable().openapi({
+          description: "Cloudflare Turnstile's site key, when a new wallet or name account needs its widget's token (`turnstileToken`)",
+        }),
+      })
+      .openapi({ description: "What creating an account needs here" }),
     transcription: z.object({
       available: z.boolean().openapi({ description: "Whether POST /audio/transcriptions has a provider" }),
       maxBytes: z.number().int(),
@@ -88,6 +96,7 @@ export const clientConfigRoutes = createRouter().openapi(getClientConfig, (c) =>
     {
       auth,
       signIn: signInOffers(deps),
+      signUp: { policy: config.SIGN_UP, turnstileSiteKey: config.TURNSTILE_SITE_KEY ?? null },
       transcription: { available: Boolean(transcriber), maxBytes: MAX_AUDIO_BYTES, maxSeconds: MAX_AUDIO_SECONDS },
     },
     200,

@@ -3,7 +3,6 @@ import { createRouter } from "../../platform/http/router";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { Id, serviceId } from "../../platform/http/service-id";
 import { endOtherSessions, endSession, listSessions } from "./sessions";
-import { endAccessTokens } from "./session-routes";
 
 // The person's signed-in devices (their sessions). Listing is open to every credential;
 // ending sessions needs the person (a session or an identity provider's token), as managing
@@ -78,14 +77,12 @@ export const deviceRoutes = createRouter()
   .openapi(endOneRoute, async (c) => {
     const deps = c.get("deps");
     const { id } = c.req.valid("param");
-    await endSession(deps.db, c.get("principal").userId, id);
-    endAccessTokens(deps, [id]);
+    await endSession(deps, c.get("principal").userId, id, deps.now());
     return c.body(null, 204);
   })
   .openapi(endOthersRoute, async (c) => {
     const deps = c.get("deps");
     const principal = c.get("principal");
-    const ended = await endOtherSessions(deps.db, principal.userId, currentSession(principal));
-    endAccessTokens(deps, ended);
-    return c.json({ ended: ended.length }, 200);
+    const ended = await endOtherSessions(deps, principal.userId, currentSession(principal), deps.now());
+    return c.json({ ended }, 200);
   });

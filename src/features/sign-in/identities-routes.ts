@@ -4,7 +4,7 @@ import { Id } from "../../platform/http/service-id";
 import { SignInMethodSchema, signInMethodJson } from "../../platform/http/sign-in-method";
 import { z } from "@hono/zod-openapi";
 import { addSignInMethod, removeSignInMethod } from "./accounts";
-import { endAccessTokens, proveIdentity, SignInProof } from "./session-routes";
+import { proveIdentity, SignInProof } from "./session-routes";
 
 // The account's sign-in methods (linked identities): GET /me lists them; adding or removing
 // one needs the person (a session or an identity provider's token), as managing API keys does.
@@ -48,7 +48,6 @@ export const identityRoutes = createRouter()
     const deps = c.get("deps");
     const principal = c.get("principal");
     const keep = principal.via === "session" ? principal.sessionId : undefined;
-    const { endedSessions } = await removeSignInMethod(deps, principal.userId, c.req.valid("param").id, keep);
-    endAccessTokens(deps, endedSessions);
+    await removeSignInMethod(deps, principal.userId, c.req.valid("param").id, deps.now(), keep);
     return c.body(null, 204);
   });

@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../../platform/error-codes";
 import { and, eq, gt, isNull, lt } from "drizzle-orm";
 import type { Db } from "../../platform/db";
 import { DomainError } from "../../platform/errors";
@@ -22,7 +23,7 @@ export const NONCE_TTL_MS = 5 * 60_000;
 /** How far a wallet's clock may run ahead of the service's. */
 const CLOCK_SKEW_MS = 60_000;
 
-const refused = (code: string, message: string) => new DomainError("unauthenticated", code, message);
+const refused = (code: ErrorCode, message: string) => new DomainError(code, message);
 
 /**
  * A fresh nonce for a Sign-In with Ethereum message: 128 random bits as 32 hex digits
@@ -122,7 +123,7 @@ async function checkSignature(options: WalletProofOptions, message: SiweMessage,
   try {
     accepted = await contractWallets.accepts(message.address, hash, signature, message.chainId);
   } catch (err) {
-    if (err instanceof WalletRpcUnavailable) throw new DomainError("unavailable", "wallet_rpc_unavailable", err.message, { retryAfterSeconds: 10 });
+    if (err instanceof WalletRpcUnavailable) throw new DomainError("wallet_rpc_unavailable", err.message, { retryAfterSeconds: 10 });
     throw err;
   }
   if (accepted === "no-node") {
@@ -142,7 +143,7 @@ export async function proveProviderToken(verify: JwtVerifier, token: string, aud
     identity = await verify(token, audience === undefined ? undefined : { audience });
   } catch (err) {
     if (err instanceof InvalidTokenError) throw refused("provider_token_invalid", err.message.replace(/^the access token/, "the identity provider's token"));
-    if (err instanceof KeysUnavailable) throw new DomainError("unavailable", "identity_provider_unavailable", err.message, { retryAfterSeconds: 10 });
+    if (err instanceof KeysUnavailable) throw new DomainError("identity_provider_unavailable", err.message, { retryAfterSeconds: 10 });
     throw err;
   }
   return { ...identity, method: "provider", label: identity.email ?? identity.wallet ?? identity.name ?? identity.subject };

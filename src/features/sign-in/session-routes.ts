@@ -1,3 +1,4 @@
+import { statusOf } from "../../platform/error-codes";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
@@ -16,6 +17,7 @@ import { clientKey } from "../../platform/auth/rate-limit";
 import type { SessionTokens } from "../../platform/auth/session-tokens";
 import { issueWalletNonce, proveLocalName, proveProviderToken, proveWallet, type ProvenIdentity } from "./proofs";
 import { accountFor } from "./accounts";
+import type { SignUpRequest } from "./sign-up";
 import { describeDevice } from "./device";
 import { endSessionByToken, refreshSession, startSession, type SessionStart } from "./sessions";
 
@@ -42,27 +44,53 @@ const proofOptions = {
 };
 const PROOF_SHAPES = "{ wallet: { message, signature } }, { idToken }, { accessToken } or { local: { name } }";
 
+/** What a sign-in may bring beside its proof, for a new account (sign-up.ts). */
+const signUpFields = {
+  inviteCode: z.string().min(1).max(200).optional().openapi({ description: "An invite code, for a new account where sign-up is by invite (SIGN_UP=invite)" }),
+  turnstileToken: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .openapi({ description: "The Cloudflare Turnstile widget's token, for a new account where Turnstile is configured (`signUp.turnstileSiteKey` in /client-config)" }),
+};
+
 /**
- * Exactly one proof of identity. A body that is none of them is told which one it looks like
- * and what is wrong with it, rather than zod's "invalid input".
+ * Exactly one proof of identity (with `extra`, the fields a sign-in may bring beside it). A
+ * body that is none of them is told which one it looks like and what is wrong with it,
+ * rather than zod's "invalid input".
  */
-export const SignInProof = z
-  .union([proofOptions.wallet, proofOptions.idToken, proofOptions.accessToken, proofOptions.local], {
+function proofSchema<E extends z.ZodRawShape>(extra: E) {
+  const options = {
+    wallet: proofOptions.wallet.extend(extra),
+    idToken: proofOptions.idToken.extend(extra),
+    accessToken: proofOptions.accessToken.extend(extra),
+    local: proofOptions.local.extend(extra),
+  };
+  return z.union([options.wallet, options.idToken, options.accessToken, options.local], {
     error: (issue) => {
       const input = issue.input;
-      const keys = input && typeof input === "object" && !Array.isArray(input) ? Object.keys(input) : [];
-      const option = keys.length === 1 ? proofOptions[keys[0] as keyof typeof proofOptions] : undefined;
+      const keys = input && typeof input === "object" && !Array.isArray(input) ? Object.keys(input).filter((k) => !(k in extra)) : [];
+      const option = keys.length === 1 ? options[keys[0] as keyof typeof options] : undefined;
       if (!option) return `must be exactly one of ${PROOF_SHAPES}`;
       const problem = option.safeParse(input).error?.issues[0];
       return problem ? `${problem.path.map((p) => excerpt(String(p))).join(".")}: ${problem.message}` : `must be exactly one of ${PROOF_SHAPES}`;
     },
-  })
-  .openapi("SignInProof", {
-    description: `One proof of identity: ${PROOF_SHAPES}`,
-    example: { wallet: { message: "localhost:8787 wants you to sign in with your Ethereum account:\n0x…", signature: "0x…" } },
   });
+}
+
+const proofExample = { wallet: { message: "localhost:8787 wants you to sign in with your Ethereum account:\n0x…", signature: "0x…" } };
+
+export const SignInProof = proofSchema({}).openapi("SignInProof", { description: `One proof of identity: ${PROOF_SHAPES}`, example: proofExample });
+
+/** POST /auth/session's body: a proof, and for a new account what the sign-up policy asks for. */
+const SignInRequest = proofSchema(signUpFields).openapi("SignInRequest", {
+  description: `One proof of identity: ${PROOF_SHAPES}; with \`inviteCode\` and \`turnstileToken\` beside it when a new account needs them`,
+  example: proofExample,
+});
 
 type Proof = { wallet: { message: string; signature: string } } | { idToken: string } | { accessToken: string } | { local: { name: string } };
+type SignInBody = Proof & { inviteCode?: string; turnstileToken?: string };
 
 const AccountSummarySchema = z
   .object({
@@ -92,9 +120,7 @@ const sessionReply = { description: "The session's access token, and its refresh
 /** The session keys, or a 503 saying what to configure (a Worker deployed without them). */
 function sessionTokensOf(deps: Deps): SessionTokens {
   if (!deps.sessionTokens) {
-    throw new ApiError(503, "sign-in sessions are not configured on this server: set SESSION_SIGNING_KEY (npm run session-key prints one)", {
-      code: "sessions_not_configured",
-    });
+    throw new ApiError("sessions_not_configured", "sign-in sessions are not configured on this server: set SESSION_SIGNING_KEY (npm run session-key prints one)");
   }
   return deps.sessionTokens;
 }
@@ -107,6 +133,9 @@ function cookieOptions(deps: Deps, maxAge: number) {
 }
 
 const clearRefreshCookie = (c: Context<AppEnv>) => setCookie(c, REFRESH_COOKIE, "", cookieOptions(c.get("deps"), 0));
+
+/** Where sessions are kept and ended: the database and this process's copy of the ended ones. */
+const storeOf = (deps: Deps) => ({ db: deps.db, endedSessions: deps.endedSessions });
 
 /** Signs the access token, sets the refresh cookie and answers the Session. */
 async function answerSession(c: Context<AppEnv>, started: SessionStart) {
@@ -130,11 +159,10 @@ const sameOriginOnly = createMiddleware<AppEnv>(async (c, next) => {
   const expected = publicOrigin(c.get("deps"));
   if (origin !== expected) {
     throw new ApiError(
-      403,
+      "origin_not_allowed",
       origin === undefined
         ? `this request must come from this service's own web page (an Origin header of ${expected})`
         : `requests from ${excerpt(origin)} may not use this service's session cookie; only ${expected} may`,
-      { code: "origin_not_allowed" },
     );
   }
   await next();
@@ -145,7 +173,7 @@ async function counted<T>(c: Context<AppEnv>, check: () => Promise<T>): Promise<
   try {
     return await check();
   } catch (err) {
-    if (err instanceof DomainError && err.kind === "unauthenticated") await countFailedAuthentication(c);
+    if (err instanceof DomainError && statusOf(err.code) === 401) await countFailedAuthentication(c);
     throw err;
   }
 }
@@ -165,7 +193,7 @@ export async function proveIdentity(c: Context<AppEnv>, proof: Proof): Promise<P
   const offered = offeredMethods(deps);
   const notOffered = (what: string) => {
     const names = [offered.wallet && "wallet", offered.provider && "idToken or accessToken", offered.local && "local"].filter(Boolean);
-    return new DomainError("invalid", "sign_in_method_not_offered", `this server does not offer ${what}; it offers: ${names.join(", ") || "nothing"}`);
+    return new DomainError("sign_in_method_not_offered", `this server does not offer ${what}; it offers: ${names.join(", ") || "nothing"}`);
   };
   if ("wallet" in proof) {
     if (!offered.wallet) throw notOffered("wallet sign-in");
@@ -176,6 +204,7 @@ export async function proveIdentity(c: Context<AppEnv>, proof: Proof): Promise<P
   }
   if ("local" in proof) {
     if (!offered.local) throw notOffered("local login");
+    refuseRemoteLocalLogin(c);
     return proveLocalName(proof.local.name);
   }
   if (!offered.provider) throw notOffered("an identity provider (it runs in local-login mode)");
@@ -185,6 +214,56 @@ export async function proveIdentity(c: Context<AppEnv>, proof: Proof): Promise<P
     return counted(c, () => proveProviderToken(deps.verifyJwt, proof.idToken, audience));
   }
   return counted(c, () => proveProviderToken(deps.verifyJwt, proof.accessToken));
+}
+
+/**
+ * Local login takes a bare name as proof, so it is for this machine only: a name from any
+ * other address is refused unless the operator set LOCAL_LOGIN=network. A request from no
+ * socket (in-process: tests) has no address and is not refused. Behind a reverse proxy on
+ * this machine, every client looks like loopback unless CLIENT_IP_HEADER names the proxy's header.
+ */
+export function refuseRemoteLocalLogin(c: Context<AppEnv>): void {
+  const deps = c.get("deps");
+  if (deps.config.LOCAL_LOGIN === "network") return;
+  const address = deps.clientAddress?.(c);
+  if (address === undefined || isLoopback(address)) return;
+  throw new DomainError(
+    "local_login_loopback_only",
+    "signing in with a name works only on the machine this server runs on (it has no identity provider): open it there, or ask its operator to set LOCAL_LOGIN=network or configure an identity provider",
+  );
+}
+
+/** 127.0.0.0/8 and ::1, also written as IPv4-mapped IPv6. */
+export function isLoopback(address: string): boolean {
+  const plain = address.toLowerCase().replace(/^::ffff:(?=\d+\.)/, "");
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(plain) || plain === "::1" || plain === "0:0:0:0:0:0:0:1";
+}
+
+/**
+ * Counts a successful sign-in against the client's address and the identity: past either
+ * limit (SIGN_INS_PER_*_PER_MINUTE; on Workers the SIGN_IN_*_LIMITER bindings) it is refused,
+ * 429 with Retry-After. Proofs that fail are limited apart (AUTH_FAILURES_PER_MINUTE).
+ */
+export async function countSignIn(c: Context<AppEnv>, identity: { issuer: string; subject: string }): Promise<void> {
+  const { signInLimiters, clientAddress, now } = c.get("deps");
+  const address = clientAddress?.(c);
+  const at = now();
+  const [byAddress, byIdentity] = await Promise.all([
+    address ? signInLimiters.address.take(`sign-in:${clientKey(address)}`, at) : { ok: true as const },
+    signInLimiters.identity.take(`sign-in:${identity.issuer}\u0000${identity.subject}`, at),
+  ]);
+  const refused = !byAddress.ok ? byAddress : !byIdentity.ok ? byIdentity : undefined;
+  if (!refused) return;
+  throw new DomainError(
+    "too_many_sign_ins",
+    `too many sign-ins ${!byAddress.ok ? "from this address" : "to this account"} in the last minute: retry in ${refused.retryAfterSeconds} s (a signed-in page renews its session without signing in again)`,
+    { retryAfterSeconds: refused.retryAfterSeconds },
+  );
+}
+
+/** What a new account needs from this request (sign-up.ts). */
+export function signUpRequestOf(c: Context<AppEnv>, body: { inviteCode?: string; turnstileToken?: string }): SignUpRequest {
+  return { clientAddress: c.get("deps").clientAddress?.(c), inviteCode: body.inviteCode, turnstileToken: body.turnstileToken };
 }
 
 // --- routes -----------------------------------------------------------------------------------
@@ -217,9 +296,11 @@ const createSession = withJsonBody(createRoute({
   summary: "Sign in: trade one proof of identity for a session",
   description:
     "Takes a Sign-In with Ethereum message and its signature, a token of the configured identity provider, or (local login) a name. " +
-    "Answers a short-lived access token and sets the session's refresh cookie. A proof that does not hold is a 401 with a specific code.",
-  request: { body: { required: true, content: { "application/json": { schema: SignInProof } } } },
-  responses: { 200: sessionReply, ...errorResponses(400, 401, 413, 415, 503) },
+    "Answers a short-lived access token and sets the session's refresh cookie. A proof that does not hold is a 401 with a specific code. " +
+    "A new account may need `inviteCode` (SIGN_UP=invite) or `turnstileToken` (Turnstile configured), and is refused where sign-up is closed (403) " +
+    "or past SIGN_UPS_PER_ADDRESS_PER_HOUR (429 sign_up_limited); successful sign-ins are limited too (429 too_many_sign_ins).",
+  request: { body: { required: true, content: { "application/json": { schema: SignInRequest } } } },
+  responses: { 200: sessionReply, ...errorResponses(400, 401, 403, 413, 415, 429, 503) },
 }));
 
 const refresh = createRoute({
@@ -270,13 +351,13 @@ const jwks = createRoute({
 export const sessionRoutes = createRouter()
   .openapi(walletNonce, async (c) => {
     const deps = c.get("deps");
-    if (!offeredMethods(deps).wallet) throw new ApiError(404, `no such endpoint: ${c.req.method} ${c.req.path} (wallet sign-in is turned off here)`);
+    if (!offeredMethods(deps).wallet) throw new ApiError("not_found", `no such endpoint: ${c.req.method} ${c.req.path} (wallet sign-in is turned off here)`);
     // Each nonce is a row: a client may ask for as many as its requests per minute allow.
     const client = deps.clientAddress?.(c);
     if (client) {
       const verdict = deps.rateLimiter.take(`wallet-nonce:${clientKey(client)}`, deps.now());
       if (!verdict.ok) {
-        throw new ApiError(429, `too many sign-in nonces asked from this address; retry in ${verdict.retryAfterSeconds} s`, {
+        throw new ApiError("rate_limited", `too many sign-in nonces asked from this address; retry in ${verdict.retryAfterSeconds} s`, {
           headers: { "Retry-After": String(verdict.retryAfterSeconds) },
         });
       }
@@ -288,11 +369,14 @@ export const sessionRoutes = createRouter()
   .openapi(createSession, async (c) => {
     const deps = c.get("deps");
     sessionTokensOf(deps);
-    const identity = await proveIdentity(c, c.req.valid("json") as Proof);
+    const body = c.req.valid("json") as SignInBody;
+    const identity = await proveIdentity(c, body);
     const now = deps.now();
-    const { userId, prepare } = await accountFor(deps, identity, now);
+    const { userId, prepare } = await accountFor(deps, identity, now, signUpRequestOf(c, body));
+    await countSignIn(c, identity);
     const device = describeDevice(c.req.header("User-Agent"));
-    return answerSession(c, await startSession(deps.db, { userId, identity, method: identity.method, device, now, prepare }));
+    const { SESSION_ACCESS_TOKEN_SECONDS: ttlSeconds, SESSIONS_PER_USER: maxSessions } = deps.config;
+    return answerSession(c, await startSession(storeOf(deps), { userId, identity, method: identity.method, device, now, prepare, ttlSeconds, maxSessions }));
   })
   .openapi(refresh, async (c) => {
     const deps = c.get("deps");
@@ -301,13 +385,13 @@ export const sessionRoutes = createRouter()
     let started: SessionStart;
     try {
       if (!token) {
-        throw new DomainError("unauthenticated", "refresh_token_missing", "no session to refresh (no refresh cookie): sign in");
+        throw new DomainError("refresh_token_missing", "no session to refresh (no refresh cookie): sign in");
       }
       const idleMs = deps.config.SESSION_IDLE_DAYS * 86_400_000;
-      started = await counted(c, () => refreshSession(deps.db, token, { now: deps.now(), idleMs, onEnded: (id) => endAccessTokens(deps, [id]) }));
+      started = await counted(c, () => refreshSession(storeOf(deps), token, { now: deps.now(), idleMs, ttlSeconds: deps.config.SESSION_ACCESS_TOKEN_SECONDS }));
     } catch (err) {
       // A spent or unknown token is of no use to keep.
-      if (err instanceof DomainError && err.kind === "unauthenticated") clearRefreshCookie(c);
+      if (err instanceof DomainError && statusOf(err.code) === 401) clearRefreshCookie(c);
       throw err;
     }
     return answerSession(c, started);
@@ -315,8 +399,7 @@ export const sessionRoutes = createRouter()
   .openapi(logout, async (c) => {
     const deps = c.get("deps");
     const token = getCookie(c, REFRESH_COOKIE);
-    const ended = token ? await endSessionByToken(deps.db, token) : null;
-    if (ended) endAccessTokens(deps, [ended]);
+    if (token) await endSessionByToken(storeOf(deps), token, deps.now());
     clearRefreshCookie(c);
     return c.body(null, 204);
   })
@@ -325,8 +408,3 @@ export const sessionRoutes = createRouter()
     return c.json(c.get("deps").sessionTokens?.jwks ?? { keys: [] }, 200);
   });
 
-/** The access tokens of ended sessions stop working in this process at once (elsewhere at their expiry). */
-export function endAccessTokens(deps: Deps, sessionIds: string[]): void {
-  const until = new Date(deps.now().getTime() + deps.config.SESSION_ACCESS_TOKEN_SECONDS * 1000 + 5000);
-  for (const id of sessionIds) deps.sessionTokens?.revoke(id, until);
-}

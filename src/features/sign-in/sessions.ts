@@ -1,10 +1,12 @@
-import { and, desc, eq, isNull, ne } from "drizzle-orm";
+import { and, desc, eq, isNull, ne, notInArray, sql, type SQL } from "drizzle-orm";
+import type { ErrorCode } from "../../platform/error-codes";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../../platform/db";
 import { DomainError } from "../../platform/errors";
 import { randomId, sha256Hex } from "../../platform/encoding";
+import type { EndedSession, EndedSessions } from "../../platform/auth/ended-sessions";
 import type { SignInMethod } from "../../platform/auth/session-tokens";
-import { refreshTokens, sessions, users } from "../../../schema/index";
+import { endedSessions, refreshTokens, sessions, users } from "../../../schema/index";
 import { identityIdOf } from "./accounts";
 
 // The service's own sessions. A session is a row; its refresh token is random (256 bits),
@@ -12,6 +14,59 @@ import { identityIdOf } from "./accounts";
 // replaced by a new one at every refresh. A refresh token presented after it was replaced
 // is someone else's copy (or a replay): the whole session ends, for the thief and the
 // owner alike, and the owner signs in again.
+//
+// Ended stays ended: whatever ends a session (endSessionStatements) writes a row of
+// ended_sessions in the same batch that deletes it, kept until the session's last access
+// token expires, and tells this process's copy of those rows (EndedSessions), so that the
+// session's access tokens, which need no read to verify, are refused everywhere: here at
+// once, after a restart, and by every other process or isolate that reads the rows.
+
+/** Why a session ended. */
+export type EndReason = (typeof endedSessions.$inferInsert)["reason"];
+
+/** What ends sessions: the database, and this process's copy of the ended ones. */
+export interface SessionStore {
+  db: Db;
+  endedSessions: EndedSessions;
+}
+
+/** The access tokens' longest lifetime (SESSION_ACCESS_TOKEN_SECONDS at most), for sessions begun before their expiry was kept. */
+const LONGEST_ACCESS_TOKEN_MS = 86_400_000;
+/** Beyond a token's expiry: the verifier's clock tolerance, and then some. */
+const EXPIRY_MARGIN_MS = 5_000;
+
+/**
+ * The statements that end the sessions `where` selects, for the caller's batch, in this
+ * order: the ended_sessions rows (returning what EndedSessions.note takes), then the deletion.
+ */
+export function endSessionStatements(db: Db, where: SQL | undefined, reason: EndReason, now: Date) {
+  return [
+    db
+      .insert(endedSessions)
+      .select(
+        db
+          .select({
+            sessionId: sessions.id,
+            userId: sessions.userId,
+            reason: sql<string>`${reason}`.as("reason"),
+            endedAt: sql<number>`${now.getTime()}`.as("ended_at"),
+            tokensExpireAt: sql<number>`coalesce(${sessions.accessExpiresAt}, ${sessions.lastUsedAt} + ${LONGEST_ACCESS_TOKEN_MS}) + ${EXPIRY_MARGIN_MS}`.as("tokens_expire_at"),
+          })
+          .from(sessions)
+          .where(where),
+      )
+      .onConflictDoNothing()
+      .returning({ sessionId: endedSessions.sessionId, tokensExpireAt: endedSessions.tokensExpireAt }),
+    db.delete(sessions).where(where),
+  ] as const;
+}
+
+/** Ends the sessions `where` selects, in one batch; the ended ones. */
+async function endSessions(store: SessionStore, where: SQL | undefined, reason: EndReason, now: Date): Promise<EndedSession[]> {
+  const [ended] = await store.db.batch(endSessionStatements(store.db, where, reason, now));
+  store.endedSessions.note(ended);
+  return ended;
+}
 
 /** What a reply about a session says of its person. */
 export interface AccountSummary {
@@ -43,26 +98,52 @@ const newRefreshToken = () => randomId("rt", 32);
 
 /**
  * Begins a session on the account, for the identity that proved itself: `prepare` (what
- * creates the account on first sight) goes first in the same batch. One round trip.
+ * creates the account on first sight) goes first in the same batch, and the person's least
+ * recently used sessions past `maxSessions` end in it. One round trip.
  */
 export async function startSession(
-  db: Db,
-  options: { userId: string; identity: { issuer: string; subject: string }; method: SignInMethod; device: string; now: Date; prepare: BatchItem<"sqlite">[] },
+  store: SessionStore,
+  options: {
+    userId: string;
+    identity: { issuer: string; subject: string };
+    method: SignInMethod;
+    device: string;
+    now: Date;
+    prepare: BatchItem<"sqlite">[];
+    /** How long its access tokens last. */
+    ttlSeconds: number;
+    /** The most live sessions a person holds (SESSIONS_PER_USER). */
+    maxSessions: number;
+  },
 ): Promise<SessionStart> {
+  const { db } = store;
   const { userId, method, device, now } = options;
   const sessionId = randomId("ses");
   const refreshToken = newRefreshToken();
+  const accessExpiresAt = new Date(now.getTime() + options.ttlSeconds * 1000);
+  // Every session of the person but the newest `maxSessions` (the new one is the newest).
+  const surplus = and(
+    eq(sessions.userId, userId),
+    notInArray(
+      sessions.id,
+      db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, userId)).orderBy(desc(sessions.lastUsedAt), desc(sessions.createdAt)).limit(options.maxSessions),
+    ),
+  );
+  const [endSurplus, deleteSurplus] = endSessionStatements(db, surplus, "too-many-sessions", now);
   const results = await db.batch([
     ...options.prepare,
-    db.insert(sessions).values({ id: sessionId, userId, method, identityId: identityIdOf(options.identity), device, createdAt: now, lastUsedAt: now }),
+    db.insert(sessions).values({ id: sessionId, userId, method, identityId: identityIdOf(options.identity), device, createdAt: now, lastUsedAt: now, accessExpiresAt }),
     db.insert(refreshTokens).values({ hash: await sha256Hex(refreshToken), sessionId, createdAt: now }),
+    endSurplus,
+    deleteSurplus,
     summary(db, userId),
   ] as unknown as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  store.endedSessions.note(results.at(-3) as EndedSession[]);
   const [user] = results.at(-1) as AccountSummary[];
   return { sessionId, userId, method, refreshToken, user: user! };
 }
 
-const ended = (code: string, message: string) => new DomainError("unauthenticated", code, message);
+const ended = (code: ErrorCode, message: string) => new DomainError(code, message);
 
 /**
  * Replaces a refresh token with a new one and says whose session it is. The old token is
@@ -70,10 +151,11 @@ const ended = (code: string, message: string) => new DomainError("unauthenticate
  * only one succeeds; the other is a reuse and ends the session.
  */
 export async function refreshSession(
-  db: Db,
+  store: SessionStore,
   token: string,
-  options: { now: Date; idleMs: number; /** Told the id of a session the refresh ended. */ onEnded: (sessionId: string) => void },
+  options: { now: Date; idleMs: number; /** How long the new access token lasts. */ ttlSeconds: number },
 ): Promise<SessionStart> {
+  const { db } = store;
   const { now, idleMs } = options;
   const hash = await sha256Hex(token);
   const [rotated, [found]] = await db.batch([
@@ -91,34 +173,32 @@ export async function refreshSession(
   ]);
   if (!found) throw ended("refresh_token_invalid", "the session has ended (signed out, ended from another device, or expired): sign in again");
   if (rotated.length === 0) {
-    await db.delete(sessions).where(eq(sessions.id, found.sessionId));
-    options.onEnded(found.sessionId);
+    await endSessions(store, eq(sessions.id, found.sessionId), "refresh-token-reused", now);
     throw ended(
       "refresh_token_reused",
       "this session's refresh token was used twice, which means a copy of it exists elsewhere, so the session was ended to protect the account: sign in again",
     );
   }
   if (found.lastUsedAt.getTime() + idleMs <= now.getTime()) {
-    await db.delete(sessions).where(eq(sessions.id, found.sessionId));
-    options.onEnded(found.sessionId);
+    await endSessions(store, eq(sessions.id, found.sessionId), "idle", now);
     throw ended("session_expired", `the session ended after ${Math.round(idleMs / 86_400_000)} days without use: sign in again`);
   }
   const refreshToken = newRefreshToken();
   const [, , [user]] = await db.batch([
     db.insert(refreshTokens).values({ hash: await sha256Hex(refreshToken), sessionId: found.sessionId, createdAt: now }),
-    db.update(sessions).set({ lastUsedAt: now }).where(eq(sessions.id, found.sessionId)),
+    db
+      .update(sessions)
+      .set({ lastUsedAt: now, accessExpiresAt: new Date(now.getTime() + options.ttlSeconds * 1000) })
+      .where(eq(sessions.id, found.sessionId)),
     summary(db, found.userId),
   ]);
   return { sessionId: found.sessionId, userId: found.userId, method: found.method, refreshToken, user: user! };
 }
 
-/** Ends the session a refresh token belongs to (live or already rotated); its id, or null when there is none. */
-export async function endSessionByToken(db: Db, token: string): Promise<string | null> {
+/** Ends the session a refresh token belongs to (live or already rotated), if there is one. One round trip. */
+export async function endSessionByToken(store: SessionStore, token: string, now: Date): Promise<void> {
   const hash = await sha256Hex(token);
-  const [row] = await db.select({ sessionId: refreshTokens.sessionId }).from(refreshTokens).where(eq(refreshTokens.hash, hash)).limit(1);
-  if (!row) return null;
-  await db.delete(sessions).where(eq(sessions.id, row.sessionId));
-  return row.sessionId;
+  await endSessions(store, sql`${sessions.id} = (select ${refreshTokens.sessionId} from ${refreshTokens} where ${refreshTokens.hash} = ${hash})`, "signed-out", now);
 }
 
 /** The person's sessions, most recently used first. */
@@ -131,20 +211,17 @@ export async function listSessions(db: Db, userId: string): Promise<SessionView[
 }
 
 /** Ends one of the person's sessions; another person's, or none, is not found. */
-export async function endSession(db: Db, userId: string, sessionId: string): Promise<void> {
-  const deleted = await db.delete(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId))).returning({ id: sessions.id });
-  if (deleted.length === 0) {
+export async function endSession(store: SessionStore, userId: string, sessionId: string, now: Date): Promise<void> {
+  const ended = await endSessions(store, and(eq(sessions.id, sessionId), eq(sessions.userId, userId)), "ended", now);
+  if (ended.length === 0) {
     // The id is repeated only when it has the shape of one, so that nothing pasted by mistake is echoed.
     const named = /^ses_[A-Za-z0-9_-]{22}$/.test(sessionId) ? ` ${sessionId}` : "";
-    throw new DomainError("not-found", "session_not_found", `no such session${named} on this account (it may have ended already)`);
+    throw new DomainError("session_not_found", `no such session${named} on this account (it may have ended already)`);
   }
 }
 
-/** Ends every session of the person but `keep` (the one asking, when it is a session); their ids. */
-export async function endOtherSessions(db: Db, userId: string, keep: string | undefined): Promise<string[]> {
-  const deleted = await db
-    .delete(sessions)
-    .where(keep ? and(eq(sessions.userId, userId), ne(sessions.id, keep)) : eq(sessions.userId, userId))
-    .returning({ id: sessions.id });
-  return deleted.map((s) => s.id);
+/** Ends every session of the person but `keep` (the one asking, when it is a session); how many ended. */
+export async function endOtherSessions(store: SessionStore, userId: string, keep: string | undefined, now: Date): Promise<number> {
+  const ended = await endSessions(store, keep ? and(eq(sessions.userId, userId), ne(sessions.id, keep)) : eq(sessions.userId, userId), "ended", now);
+  return ended.length;
 }

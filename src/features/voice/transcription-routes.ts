@@ -14,14 +14,13 @@ const MIB = 1024 * 1024;
 const requireTranscriber = createMiddleware<AppEnv>(async (c, next) => {
   if (!c.get("deps").transcriber) {
     throw new ApiError(
-      503,
+      "speech_to_text_not_configured",
       "speech to text is not configured: set STT_BASE_URL (an OpenAI-compatible …/v1) and STT_API_KEY, or bind Workers AI as AI",
-      { code: "speech_to_text_not_configured" },
     );
   }
   const type = c.req.header("Content-Type") ?? "";
   if (!/^multipart\/form-data\s*;/i.test(type)) {
-    throw new ApiError(415, "send the recording as multipart/form-data with the audio in a field named 'file'");
+    throw new ApiError("unsupported_media_type", "send the recording as multipart/form-data with the audio in a field named 'file'");
   }
   await next();
 });
@@ -31,7 +30,7 @@ const requireTranscriber = createMiddleware<AppEnv>(async (c, next) => {
 const limitAudioBody = bodyLimit({
   maxSize: MAX_AUDIO_BYTES + 64 * 1024,
   onError: () => {
-    throw new ApiError(413, `the recording is over the ${MAX_AUDIO_BYTES / MIB} MiB limit`);
+    throw new ApiError("body_too_large", `the recording is over the ${MAX_AUDIO_BYTES / MIB} MiB limit`);
   },
 });
 
@@ -71,14 +70,14 @@ const transcriptionRoute = authenticatedRoute({
 export const audioRoutes = createRouter().openapi(transcriptionRoute, async (c) => {
   const { file, language } = c.req.valid("form");
   // The body limit covers the whole request; this is the file's own, as documented.
-  if (file.size > MAX_AUDIO_BYTES) throw new ApiError(413, `the recording is over the ${MAX_AUDIO_BYTES / MIB} MiB limit`);
+  if (file.size > MAX_AUDIO_BYTES) throw new ApiError("body_too_large", `the recording is over the ${MAX_AUDIO_BYTES / MIB} MiB limit`);
   const recording = { bytes: new Uint8Array(await file.arrayBuffer()), type: file.type, filename: file.name || "audio", language };
   try {
     const text = await transcribe(c.get("deps").transcriber!, recording, c.get("deps").config.MODEL_TIMEOUT_MS);
     return c.json({ text }, 200);
   } catch (err) {
-    if (err instanceof AudioRejected) throw new ApiError(400, err.message);
-    if (err instanceof TranscriptionFailed) throw new ApiError(err.reason === "timeout" ? 504 : 502, err.message);
+    if (err instanceof AudioRejected) throw new ApiError("invalid_request", err.message);
+    if (err instanceof TranscriptionFailed) throw new ApiError(err.reason === "timeout" ? "upstream_timeout" : "upstream_failed", err.message);
     throw err;
   }
 });

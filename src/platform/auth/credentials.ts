@@ -1,3 +1,4 @@
+import type { SessionClaims } from "./session-tokens";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
@@ -14,7 +15,7 @@ import { publicOrigin } from "../http/public-origin";
  */
 function unauthorized(message: string, error?: "invalid_request" | "invalid_token"): ApiError {
   const challenge = error ? `Bearer realm="api", error="${error}"` : 'Bearer realm="api"';
-  return new ApiError(401, message, { headers: { "WWW-Authenticate": challenge } });
+  return new ApiError("unauthenticated", message, { headers: { "WWW-Authenticate": challenge } });
 }
 
 /**
@@ -35,12 +36,17 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
       if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
       c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
     } else if (sessionTokens?.isSessionToken(credential.value)) {
-      let claims;
+      let claims: SessionClaims;
       try {
         claims = await sessionTokens.verify(credential.value, { issuer: publicOrigin(deps), now: now() });
       } catch (err) {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
         throw err;
+      }
+      // On Node an answer from memory (no round trip); a Worker isolate reads the rows when its copy is old.
+      const ended = deps.endedSessions.isEnded(db, claims.sessionId, now());
+      if (ended === true || (ended !== false && (await ended))) {
+        throw unauthorized("this session has ended (signed out, or ended from another device): sign in again", "invalid_token");
       }
       c.set("principal", { via: "session", userId: claims.userId, sessionId: claims.sessionId, method: claims.method });
     } else {
@@ -49,12 +55,16 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         identity = await verifyJwt(credential.value);
       } catch (err) {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
-        if (err instanceof KeysUnavailable) throw new ApiError(503, err.message, { code: "identity_provider_unavailable", headers: { "Retry-After": "10" } });
+        if (err instanceof KeysUnavailable) throw new ApiError("identity_provider_unavailable", err.message, {  headers: { "Retry-After": "10" } });
         throw err;
       }
       const userId = await identityLinks.accountOf(db, identity.issuer, identity.subject, (work) => void waitUntil(c, work));
       if (userId === null) {
         throw unauthorized("this sign-in method was removed from its account: sign in with it to start a new account, or add it to an account again", "invalid_token");
+      }
+      // Where sign-up is not open, a token's first write must not make an account.
+      if (deps.config.SIGN_UP !== "open" && !(await deps.knownAccounts.exists(db, userId, now()))) {
+        throw new ApiError(deps.config.SIGN_UP === "invite" ? "invite_required" : "sign_up_closed", noAccountMessage(deps.config.SIGN_UP));
       }
       c.set("principal", { via: "jwt", userId, identity });
     }
@@ -66,7 +76,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const verdict = rateLimiter.take(c.get("principal").userId, now());
   if (!verdict.ok) {
     throw new ApiError(
-      429,
+      "rate_limited",
       `too many requests: at most ${rateLimiter.perMinute} a minute per user; retry in ${verdict.retryAfterSeconds} s`,
       { headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
     );
@@ -109,19 +119,23 @@ export async function countFailedAuthentication(c: Context<AppEnv>): Promise<voi
   const verdict = await authFailureLimiter.take(clientKey(client), now());
   if (!verdict.ok) {
     throw new ApiError(
-      429,
+      "too_many_failed_authentications",
       `too many failed authentications from this address; check the credential, then retry in ${verdict.retryAfterSeconds} s`,
-      { code: "too_many_failed_authentications", headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
+      {  headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
     );
   }
+}
+
+function noAccountMessage(policy: "invite" | "closed"): string {
+  return policy === "invite"
+    ? "this identity has no account here, and new accounts need an invite: sign up with an invite code (POST /auth/session with inviteCode), then use this token"
+    : "this identity has no account here, and this service is not taking new accounts: only existing accounts sign in";
 }
 
 /** For what only a signed-in person may do (managing API keys, sessions, sign-in methods): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
   if (c.get("principal")?.via === "api-key") {
-    throw new ApiError(403, "API keys cannot manage API keys, sessions or sign-in methods; sign in and use your session's or identity provider's access token", {
-      code: "api_key_not_allowed",
-    });
+    throw new ApiError("api_key_not_allowed", "API keys cannot manage API keys, sessions or sign-in methods; sign in and use your session's or identity provider's access token");
   }
   await next();
 });

@@ -11,9 +11,9 @@ export const WALLET_ISSUER = "eip155";
  * the common path. An identity that created its account names it: the account id is
  * derived from (iss, sub) (identity.ts). The exceptions are identities linked to another
  * account, and the one that created an account and was then removed from it: each process
- * keeps them all in memory (the rows of `identities` whose `ownId` is false, a partial index
- * holds just them), read once at start and again when older than `maxAgeMs`, in the
- * background. Links made by this process apply here at once; those made elsewhere (another
+ * keeps them all in memory (the rows of `identities` whose `ownId` is false or whose account
+ * is gone, and only they are in a partial index), read once at start and again when older
+ * than `maxAgeMs`, in the background. Links made by this process apply here at once; those made elsewhere (another
  * Workers isolate) within `maxAgeMs`. Wallet identities are left out: they only ever sign in
  * through POST /auth/session, which reads the table itself.
  */
@@ -49,8 +49,9 @@ export class IdentityLinks {
         const rows = await db
           .select({ issuer: identities.issuer, subject: identities.subject, userId: identities.userId })
           .from(identities)
-          // A literal 0, as the partial index says it: a bound parameter would not let SQLite use it.
-          .where(and(sql`${identities.ownId} = 0`, ne(identities.issuer, WALLET_ISSUER)));
+          // Literals, as the partial index says them: a bound parameter would not let SQLite use it.
+          // A removed identity (no account) counts whatever its ownId: its tokens reach no account.
+          .where(and(sql`(${identities.ownId} = 0 or ${identities.userId} is null)`, ne(identities.issuer, WALLET_ISSUER)));
         this.exceptions = new Map(rows.map((r) => [keyOf(r.issuer, r.subject), r.userId]));
         this.loadedAt = startedAt;
         // What this process wrote before the read began is in it now.

@@ -32,15 +32,23 @@ export type JwtKeySource =
 export interface JwtVerifierOptions {
   source: JwtKeySource;
   issuer?: string;
+  /** The `aud` every token must name (AUTH_OIDC_AUDIENCE, AUTH_AUDIENCE). */
   audience?: string;
+  /**
+   * OpenID Connect without an API audience: the client id (AUTH_OIDC_CLIENT_ID) a token must
+   * name instead, in its `aud`, or as its `azp` or `client_id` (RFC 9068), the client it was
+   * issued to. One of the two is required: a token naming no audience of this service is
+   * another app's.
+   */
+  clientId?: string;
   /** How long a provider's keys (JWKS, OpenID) are used before they are fetched again; default 10 minutes. */
   keysMaxAgeMs?: number;
 }
 
 /**
- * Verifies an identity-provider token. `audience` overrides the configured one, for ID
- * tokens (whose audience is the client id): such a verdict is never cached, so that a
- * token verified for one audience is not taken for another.
+ * Verifies an identity-provider token. `audience` is given for ID tokens (whose audience is
+ * the client id): such a verdict is never cached, so that a token verified for one audience
+ * is not taken for another.
  */
 export type JwtVerifier = (token: string, options?: { audience?: string }) => Promise<Identity>;
 
@@ -62,9 +70,11 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
   const source = keyFor(options.source, options.keysMaxAgeMs ?? KEYS_MAX_AGE_MS);
   const key = await source.key;
   const algorithms = await source.algorithms;
+  if (!options.audience && !options.clientId) throw new Error("a token verifier needs the audience its tokens must name (AUTH_AUDIENCE, or AUTH_OIDC_CLIENT_ID)");
   const verified = new VerifiedTokenCache<Identity>();
-  return async (token, { audience = options.audience } = {}) => {
-    const usual = audience === options.audience;
+  return async (token, { audience } = {}) => {
+    const usual = audience === undefined;
+    const expected = audience ?? options.audience;
     const cached = usual ? verified.get(token) : undefined;
     if (cached) return cached;
     let payload: JWTPayload;
@@ -72,7 +82,7 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
       ({ payload } = await jwtVerify(token, key as JWTVerifyGetKey, {
         algorithms,
         issuer: options.issuer,
-        audience,
+        audience: expected,
         requiredClaims: ["exp", "sub"],
         clockTolerance: 5,
       }));
@@ -80,6 +90,7 @@ export async function createJwtVerifier(options: JwtVerifierOptions): Promise<Jw
       if (err instanceof KeysUnavailable) throw err;
       throw new InvalidTokenError(reason(err));
     }
+    if (!issuedToThisService(payload, expected, options.clientId, !usual)) throw new InvalidTokenError("the access token is meant for another audience");
     // jose checks that sub and iss are present, not what they are: the user's identity is
     // (iss, sub), so both must be plain, non-empty strings, without the NUL that joins them
     // into one (src/platform/auth/identity.ts) and that the database cannot read back.
@@ -268,6 +279,19 @@ async function importPem(pem: string): Promise<{ key: CryptoKey; alg: string }> 
     }
   }
   throw new Error("AUTH_PUBLIC_KEY is not an SPKI PEM public key of a supported type (EC, RSA, Ed25519)");
+}
+
+/**
+ * Beyond jose's check of `aud` against `expected`: with no audience configured (OpenID
+ * Connect alone), the token must name the client id, in `aud` or as the client it was issued
+ * to (`azp`, or RFC 9068's `client_id`). With OpenID Connect, an ID token (`idToken`) that
+ * names its authorized party must name this client (OpenID Connect Core 3.1.3.7).
+ */
+function issuedToThisService(payload: JWTPayload, expected: string | undefined, clientId: string | undefined, idToken: boolean): boolean {
+  if (idToken && clientId !== undefined && payload.azp !== undefined && payload.azp !== expected) return false;
+  if (expected !== undefined) return true;
+  const audiences = Array.isArray(payload.aud) ? payload.aud : payload.aud === undefined ? [] : [payload.aud];
+  return clientId !== undefined && (audiences.includes(clientId) || payload.azp === clientId || payload.client_id === clientId);
 }
 
 function reason(err: unknown): string {

@@ -5,7 +5,8 @@ import { InvalidTokenError, VerifiedTokenCache } from "./jwt";
  * The access tokens of the service's own sessions (POST /auth/session): ES256 JWTs it signs
  * itself, short-lived, naming the account (`sub`, a user id) and the session (`sid`), so a
  * request carrying one needs no database read to know its caller. The public keys are served
- * at /.well-known/jwks.json.
+ * at /.well-known/jwks.json. A valid token of a session that has ended is refused by the
+ * credential middleware, from the ended sessions' rows (ended-sessions.ts).
  */
 
 /** How a session began: a wallet's signature, the identity provider's token, or a local-login name. */
@@ -37,11 +38,6 @@ export interface SessionTokens {
   verify(token: string, options: { issuer: string; now: Date }): Promise<SessionClaims>;
   /** The public keys, as a JWKS. */
   jwks: { keys: SessionPublicJwk[] };
-  /**
-   * Access tokens of a session ended by this process stop working at once here; elsewhere
-   * (other Workers isolates) they last to their expiry, at most the access-token lifetime.
-   */
-  revoke(sessionId: string, until: Date): void;
 }
 
 const METHODS: readonly SignInMethod[] = ["wallet", "provider", "local"];
@@ -76,7 +72,6 @@ export async function createSessionTokens(text: string): Promise<SessionTokens> 
   const byKid = new Map(keys.map((k) => [k.kid, k]));
   const signing = keys[0]!;
   const verified = new VerifiedTokenCache<SessionClaims & { issuer: string }>();
-  const revoked = new Map<string, number>();
 
   return {
     jwks: { keys: keys.map((k) => k.publicJwk) },
@@ -133,15 +128,8 @@ export async function createSessionTokens(text: string): Promise<SessionTokens> 
           );
         }
       }
-      const until = revoked.get(claims.sessionId);
-      if (until !== undefined && until > now.getTime()) throw new InvalidTokenError("this session was signed out; sign in again");
+      // Whether its session has ended is the database's to say (src/platform/auth/ended-sessions.ts).
       return claims;
-    },
-
-    revoke(sessionId, until) {
-      // Bounded: past 10,000 the oldest entries go (their tokens have most likely expired).
-      if (revoked.size >= 10_000) revoked.delete(revoked.keys().next().value!);
-      revoked.set(sessionId, until.getTime());
     },
   };
 }

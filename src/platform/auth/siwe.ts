@@ -94,8 +94,8 @@ export function parseSiweMessage(text: string): SiweMessage {
   const optionalField = (name: string, valid: (value: string) => boolean, expected: string) =>
     line()?.startsWith(`${name}: `) ? field(name, valid, expected) : undefined;
   const isUri = (value: string) => URI_CHARS.test(value) && parsesAsUrl(value);
-  const isTime = (value: string) => DATE_TIME.test(value) && !Number.isNaN(new Date(value).getTime());
-  const timeExpected = (name: string) => `"${name}: " and an RFC 3339 time such as 2026-11-22T12:00:00.000Z`;
+  const isTime = (value: string) => DATE_TIME.test(value) && isRealTime(value);
+  const timeExpected = (name: string) => `"${name}: " and an RFC 3339 time of a real date, such as 2026-11-22T12:00:00.000Z`;
 
   const uri = field("URI", isUri, '"URI: " and the URI of what is signed in to (an RFC 3986 URI such as https://example.com/)');
   field("Version", (v) => v === "1", '"Version: 1"');
@@ -138,6 +138,23 @@ export function parseSiweMessage(text: string): SiweMessage {
     requestId,
     resources,
   };
+}
+
+/**
+ * Whether an RFC 3339 date-time (already of the right shape) names a time that exists: a
+ * real day of its month (no 2026-11-31, which Date would take for 1 December), hours to 23,
+ * minutes to 59, seconds to 59 (a leap second's :60 cannot be told apart from the next
+ * minute by Date, so it is refused), and an offset within ±23:59.
+ */
+function isRealTime(value: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second, offsetHours = "0", offsetMinutes = "0"] = m.slice(1).map((part) => (part === undefined ? undefined : Number(part)));
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  return (
+    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second! <= 59 &&
+    Number(offsetHours) <= 23 && Number(offsetMinutes) <= 59 && !Number.isNaN(new Date(value).getTime())
+  );
 }
 
 function parsesAsUrl(value: string): boolean {

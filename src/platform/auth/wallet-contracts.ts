@@ -85,7 +85,7 @@ export function contractWallets(urls: string[], fetchImpl: typeof fetch = (input
       const data = `0x${ERC1271_MAGIC}${word(hex(hash))}${word("40")}${dynamic(sig)}`;
       const { result } = await rpc(url, "eth_call", [{ to: address, data }, "latest"]);
       // No contract at the address answers "0x"; a contract that says no answers anything else.
-      return result !== undefined && result.toLowerCase().startsWith(`0x${ERC1271_MAGIC}`);
+      return result?.toLowerCase().startsWith(`0x${ERC1271_MAGIC}`) ?? false;
     },
   };
 }

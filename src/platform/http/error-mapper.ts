@@ -1,49 +1,16 @@
 import { HTTPException } from "hono/http-exception";
-import { causeChain, DomainError, type ErrorKind } from "../errors";
+import { GENERIC_CODE, statusOf, type ErrorCode } from "../error-codes";
+import { causeChain, DomainError } from "../errors";
 import { ApiError, type ErrorBody, type ErrorStatus } from "./errors";
 
 /** An error as the HTTP edge answers it, before a surface shapes its body. */
 export interface HttpError {
   status: ErrorStatus;
-  code: string;
+  code: ErrorCode;
   message: string;
   headers: Record<string, string>;
   field: string | null;
 }
-
-const STATUS_OF: Record<ErrorKind, ErrorStatus> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  cancelled: 400,
-  "not-found": 404,
-  conflict: 409,
-  mismatch: 422,
-  quota: 402,
-  unavailable: 503,
-  "upstream-failed": 502,
-  "upstream-timeout": 504,
-};
-
-/** The code of an HTTP-layer error that names none of its own. */
-const GENERIC_CODE: Record<ErrorStatus, string> = {
-  400: "invalid_request",
-  401: "unauthenticated",
-  402: "credits_used_up",
-  403: "forbidden",
-  404: "not_found",
-  405: "method_not_allowed",
-  409: "conflict",
-  413: "body_too_large",
-  415: "unsupported_media_type",
-  422: "unprocessable",
-  429: "rate_limited",
-  500: "internal_error",
-  502: "upstream_failed",
-  503: "unavailable",
-  504: "upstream_timeout",
-  507: "storage_full",
-};
 
 /**
  * A fault of the database's storage, from the driver's SQLite code anywhere in the error's
@@ -54,10 +21,10 @@ function storageFault(err: unknown): HttpError | undefined {
   for (const e of causeChain(err)) {
     const code = (e as { code?: unknown }).code;
     if (code === "SQLITE_FULL") {
-      return { status: 507, code: "storage_full", message: "the server's disk is full: nothing was saved; try again once the operator has freed space", headers: {}, field: null };
+      return { status: statusOf("storage_full"), code: "storage_full", message: "the server's disk is full: nothing was saved; try again once the operator has freed space", headers: {}, field: null };
     }
     if (code === "SQLITE_READONLY") {
-      return { status: 503, code: "storage_read_only", message: "the server's database is read-only: nothing was saved; reading still works", headers: { "Retry-After": "60" }, field: null };
+      return { status: statusOf("storage_read_only"), code: "storage_read_only", message: "the server's database is read-only: nothing was saved; reading still works", headers: { "Retry-After": "60" }, field: null };
     }
     // Files made immutable under the server (chattr +i), a failing disk: SQLite cannot write.
     if (typeof code === "string" && code.startsWith("SQLITE_IOERR")) {
@@ -75,7 +42,7 @@ function storageFault(err: unknown): HttpError | undefined {
  */
 export function toHttpError(err: unknown, requestId: string, onFault: (err: unknown) => void): HttpError {
   if (err instanceof DomainError) {
-    const status = STATUS_OF[err.kind];
+    const status = statusOf(err.code);
     const headers: Record<string, string> = {};
     const { retryAfterSeconds, credits, field } = err.detail;
     if (retryAfterSeconds !== undefined) headers["Retry-After"] = String(retryAfterSeconds);
@@ -85,7 +52,7 @@ export function toHttpError(err: unknown, requestId: string, onFault: (err: unkn
     return { status, code: err.code, message: err.message, headers, field: field ?? null };
   }
   if (err instanceof ApiError) {
-    return { status: err.status, code: err.code ?? GENERIC_CODE[err.status], message: err.message, headers: err.headers, field: err.field };
+    return { status: err.status, code: err.code, message: err.message, headers: err.headers, field: err.field };
   }
   if (err instanceof HTTPException && err.status < 500) {
     const status = (err.status in GENERIC_CODE ? err.status : 400) as ErrorStatus;

@@ -1,10 +1,9 @@
 import { HTTPException } from "hono/http-exception";
+import { statusOf, type ErrorCode, type ErrorStatus } from "../error-codes";
 
-export type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503 | 504 | 507;
+export type { ErrorStatus };
 
 export interface ApiErrorOptions {
-  /** Stable machine-readable code; by default the status's generic one (see error-mapper.ts). */
-  code?: string;
   /** Extra reply headers, e.g. `WWW-Authenticate` on 401. */
   headers?: Record<string, string>;
   /** The request field it is about, for surfaces that name it (OpenAI's `param`). */
@@ -20,13 +19,15 @@ export interface ApiErrorOptions {
 export class ApiError extends HTTPException {
   override name = "ApiError";
   override readonly status: ErrorStatus;
-  readonly code: string | undefined;
+  readonly code: ErrorCode;
   readonly headers: Record<string, string>;
   readonly field: string | null;
-  constructor(status: ErrorStatus, message: string, options: ApiErrorOptions = {}) {
+  /** `code`: one of the list (src/platform/error-codes.ts), which gives the status. */
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    const status = statusOf(code);
     super(status, { message });
     this.status = status;
-    this.code = options.code;
+    this.code = code;
     this.headers = options.headers ?? {};
     this.field = options.field ?? null;
   }

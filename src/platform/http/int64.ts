@@ -22,7 +22,8 @@ export const Int64Json = z
   })
   .transform((v) => BigInt(v))
   .refine((v) => v >= INT64_MIN && v <= INT64_MAX, { message: int64Message })
-  .openapi({ type: "integer", format: "int64", example: 9007199254740993 });
+  // The example is one a JavaScript number holds exactly; ids past 2^53 (9007199254740993) stay exact too.
+  .openapi({ type: "integer", format: "int64", example: 9007199254740991 });
 
 /** An int64 in a path or query parameter. */
 export const Int64Text = z

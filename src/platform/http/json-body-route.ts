@@ -48,10 +48,10 @@ export function withJsonBody<R extends RouteConfig>(route: R): R {
 function validateJsonBody(schema: ZodType): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const type = c.req.header("Content-Type");
-    if (type !== undefined && !isJsonContentType(type)) throw new ApiError(415, UNSUPPORTED_MEDIA_TYPE);
+    if (type !== undefined && !isJsonContentType(type)) throw new ApiError("unsupported_media_type", UNSUPPORTED_MEDIA_TYPE);
     const body = c.get("jsonBody");
     const result = await schema.safeParseAsync(body === undefined ? {} : body);
-    if (!result.success) throw new ApiError(400, describeZodError(result.error, "request body"), { field: fieldOf(result.error) });
+    if (!result.success) throw new ApiError("invalid_request", describeZodError(result.error, "request body"), { field: fieldOf(result.error) });
     c.req.addValidatedData("json", result.data as object);
     await next();
   };

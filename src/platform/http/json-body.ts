@@ -17,7 +17,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  */
 const DISCARD_BYTES = 64 * 1024 * 1024;
 
-const tooLarge = () => new ApiError(413, `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`);
+const tooLarge = () => new ApiError("body_too_large", `the request body is over the ${MAX_BODY_BYTES / 1024} KiB limit`);
 
 /** JSON's media type and its `+json` relatives (`application/merge-patch+json`), without parameters. */
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json$/i;
@@ -145,13 +145,13 @@ function pathOf(path: string, key: string | number): string {
 function refuseUnstorable(value: unknown, path = ""): void {
   if (typeof value === "string") {
     const problem = unstorable(value);
-    if (problem) throw new ApiError(400, `${path || "the request body"}: ${problem}`);
+    if (problem) throw new ApiError("invalid_request", `${path || "the request body"}: ${problem}`);
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => refuseUnstorable(item, pathOf(path, i)));
+    for (const [i, item] of value.entries()) refuseUnstorable(item, pathOf(path, i));
   } else if (value !== null && typeof value === "object" && !(value instanceof InexactInteger)) {
     for (const [key, item] of Object.entries(value)) {
       const problem = unstorable(key);
-      if (problem) throw new ApiError(400, `${path || "the request body"}: a key ${problem}`);
+      if (problem) throw new ApiError("invalid_request", `${path || "the request body"}: a key ${problem}`);
       refuseUnstorable(item, pathOf(path, key));
     }
   }
@@ -171,25 +171,25 @@ export const readJsonBody = createMiddleware<AppEnv>(async (c, next) => {
     bytes = await readBody(c);
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw new ApiError(400, "the request body was cut short: the connection closed before its end");
+    throw new ApiError("invalid_request", "the request body was cut short: the connection closed before its end");
   }
   let text: string;
   try {
     text = strictUtf8.decode(bytes);
   } catch {
-    throw new ApiError(400, "the request body is not valid UTF-8 text");
+    throw new ApiError("invalid_request", "the request body is not valid UTF-8 text");
   }
   let value: unknown = {};
   if (text.trim() !== "") {
-    if (!isJsonContentType(c.req.header("Content-Type") ?? "")) throw new ApiError(415, UNSUPPORTED_MEDIA_TYPE);
+    if (!isJsonContentType(c.req.header("Content-Type") ?? "")) throw new ApiError("unsupported_media_type", UNSUPPORTED_MEDIA_TYPE);
     try {
       value = parse(text, null, parseNumber);
       refuseUnstorable(value);
     } catch (err) {
       if (err instanceof ApiError) throw err;
-      if (err instanceof RangeError) throw new ApiError(400, "the request body is nested too deeply");
+      if (err instanceof RangeError) throw new ApiError("invalid_request", "the request body is nested too deeply");
       const detail = err instanceof Error ? err.message.replace(/\s+/g, " ").slice(0, 120) : "";
-      throw new ApiError(400, `the request body is not valid JSON${detail ? ` (${detail})` : ""}`);
+      throw new ApiError("invalid_request", `the request body is not valid JSON${detail ? ` (${detail})` : ""}`);
     }
   }
   c.set("jsonBody", value);

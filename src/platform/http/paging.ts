@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { base64url } from "jose";
 import { encodeBase64url } from "../encoding";
 import { parseInt64 } from "./int64";
 import type { Position } from "../db";
@@ -18,7 +19,7 @@ export function decodeCursor(cursor: string): Position | null {
   if (!new RegExp(CURSOR_PATTERN).test(cursor)) return null;
   let text: string;
   try {
-    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+    text = new TextDecoder().decode(base64url.decode(cursor));
   } catch {
     return null;
   }

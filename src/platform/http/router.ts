@@ -93,7 +93,7 @@ export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw new ApiError(400, describeZodError(result.error, targets[result.target] ?? result.target));
+        throw new ApiError("invalid_request", describeZodError(result.error, targets[result.target] ?? result.target));
       }
     },
   });

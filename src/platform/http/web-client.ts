@@ -2,6 +2,9 @@ import type { Context } from "hono";
 import type { Config } from "../config";
 import type { AppEnv } from "../deps";
 
+/** Where Cloudflare Turnstile's widget comes from (its script, and the frame it draws in). */
+export const TURNSTILE_ORIGIN = "https://challenges.cloudflare.com";
+
 /** The client's own routes (deep links that must survive a reload). */
 const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|archived|login|auth\/callback)?\/?$/;
 
@@ -12,10 +15,13 @@ const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|archived|logi
  */
 export function htmlSecurityHeaders(config: Config): Record<string, string> {
   const issuer = config.AUTH_OIDC_ISSUER ? ` ${new URL(config.AUTH_OIDC_ISSUER).origin}` : "";
+  // Cloudflare Turnstile's widget (a script and its frame), only where it is configured.
+  const turnstile = config.TURNSTILE_SITE_KEY ? ` ${TURNSTILE_ORIGIN}` : "";
   return {
     "Content-Security-Policy": [
       "default-src 'self'",
-      "script-src 'self'",
+      `script-src 'self'${turnstile}`,
+      ...(turnstile ? [`frame-src${turnstile}`] : []),
       "style-src 'self'",
       `img-src 'self' data: blob:${config.AVATAR_HOSTS.map((host) => ` ${host}`).join("")}`,
       "media-src 'self' blob:",

@@ -17,8 +17,9 @@ import {
   type Sampling,
   type StreamPiece,
   type ToolCall,
+  type ToolCallDelta,
 } from "./adapter";
-import { readServerSentEvents } from "./sse";
+import { readServerSentEvents, type ByteStream } from "./sse";
 
 export interface AnthropicOptions {
   /** How to call the upstream (default: the global fetch). */
@@ -195,107 +196,134 @@ export function toAnthropicTooling(tooling: ModelTooling): { body: Record<string
 /** Anthropic's Messages API (Claude), streaming or not. */
 export function anthropicAdapter(options: AnthropicOptions): ModelAdapter {
   const url = `${options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1/messages`;
-
-  const post = async (request: ModelRequest, stream: boolean, tooling: Record<string, unknown>) => {
-    const { messages, sampling = {}, signal } = request;
-    const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-api-key": options.apiKey,
-        "anthropic-version": API_VERSION,
-        accept: stream ? "text/event-stream" : "application/json",
-      },
-      body: JSON.stringify({
-        model: options.model,
-        ...toAnthropicSampling(sampling, options.maxTokens ?? 4096),
-        ...toAnthropicMessages(messages),
-        ...tooling,
-        stream,
-      }),
-      signal,
-    });
-    if (!res.ok) throw await upstreamStatusError(res, options.apiKey);
-    return res;
-  };
-
   return {
-    async complete(request: ModelRequest) {
-      const { signal } = request;
-      const { body: tooling, responseToolName } = toAnthropicTooling(request);
-      const res = await post(request, false, tooling);
-      const reply = await upstreamJson<MessagesReply>(res, signal);
-      if (!Array.isArray(reply.content)) throw new UpstreamError("the Messages API reply has no content");
-      let text = "";
-      const toolCalls: ToolCall[] = [];
-      for (const block of reply.content) {
-        if (block.type === "text") text += block.text ?? "";
-        else if (block.type === "tool_use" && responseToolName !== undefined && block.name === responseToolName) text += JSON.stringify(block.input ?? {});
-        else if (block.type === "tool_use") toolCalls.push({ id: block.id ?? `toolu_${toolCalls.length}`, name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
-      }
-      const calls = toolCalls.length > 0 ? toolCalls : undefined;
-      request.onOutcome?.(outcomeOf(reply.stop_reason, reply.usage?.input_tokens, reply.usage?.output_tokens, calls));
-      return text;
-    },
-
-    async stream(request: ModelRequest) {
-      const { signal } = request;
-      const { body: tooling, responseToolName } = toAnthropicTooling(request);
-      const res = await post(request, true, tooling);
-      if (!res.body) throw new UpstreamError("the Messages API stream has no body");
-      const body = res.body;
-      return (async function* (): AsyncGenerator<StreamPiece> {
-        let stopReason: string | null | undefined;
-        let inputTokens: number | undefined;
-        let outputTokens: number | undefined;
-        const calls = toolCallCollector();
-        // Content blocks by index: a tool call (its index among the reply's calls), or the response_format stand-in.
-        const toolIndex = new Map<number, number>();
-        const jsonBlocks = new Set<number>();
-        try {
-          for await (const event of readServerSentEvents(body)) {
-            let data: StreamEvent;
-            try {
-              data = JSON.parse(event.data) as StreamEvent;
-            } catch {
-              throw new UpstreamError(`the Messages API sent an event that is not JSON: ${event.data.slice(0, 100)}`);
-            }
-            const type = data.type ?? event.event;
-            const block = data.index ?? -1;
-            if (type === "error") {
-              throw new UpstreamError(`the Messages API reported an error mid-stream: ${JSON.stringify(data.error).slice(0, 300)}`);
-            }
-            if (type === "content_block_start" && data.content_block?.type === "tool_use") {
-              if (responseToolName !== undefined && data.content_block.name === responseToolName) jsonBlocks.add(block);
-              else {
-                const index = toolIndex.size;
-                toolIndex.set(block, index);
-                const delta = { index, id: data.content_block.id ?? `toolu_${index}`, name: data.content_block.name ?? "", arguments: "" };
-                calls.add(delta);
-                yield { toolCall: delta };
-              }
-            }
-            if (type === "content_block_delta" && data.delta?.type === "text_delta" && data.delta.text) yield data.delta.text;
-            if (type === "content_block_delta" && data.delta?.type === "input_json_delta" && data.delta.partial_json) {
-              if (jsonBlocks.has(block)) yield data.delta.partial_json;
-              else if (toolIndex.has(block)) {
-                const delta = { index: toolIndex.get(block)!, arguments: data.delta.partial_json };
-                calls.add(delta);
-                yield { toolCall: delta };
-              }
-            }
-            if (type === "message_start") inputTokens = data.message?.usage?.input_tokens;
-            if (type === "message_delta") {
-              stopReason = data.delta?.stop_reason ?? stopReason;
-              outputTokens = data.usage?.output_tokens ?? outputTokens;
-            }
-            if (type === "message_stop") return request.onOutcome?.(outcomeOf(stopReason, inputTokens, outputTokens, calls.calls()));
-          }
-        } catch (err) {
-          throw asUpstreamFailure(err, signal);
-        }
-        throw asUpstreamFailure(new UpstreamError("the Messages API stream ended before message_stop"), signal);
-      })();
-    },
+    complete: (request) => completeMessage(options, url, request),
+    stream: (request) => streamMessage(options, url, request),
   };
+}
+
+/** Posts a request to the Messages API at `url`; a reply that is not 2xx is an UpstreamError. */
+async function postMessages(options: AnthropicOptions, url: string, request: ModelRequest, stream: boolean, tooling: Record<string, unknown>) {
+  const { messages, sampling = {}, signal } = request;
+  const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": options.apiKey,
+      "anthropic-version": API_VERSION,
+      accept: stream ? "text/event-stream" : "application/json",
+    },
+    body: JSON.stringify({
+      model: options.model,
+      ...toAnthropicSampling(sampling, options.maxTokens ?? 4096),
+      ...toAnthropicMessages(messages),
+      ...tooling,
+      stream,
+    }),
+    signal,
+  });
+  if (!res.ok) throw await upstreamStatusError(res, options.apiKey);
+  return res;
+}
+
+async function completeMessage(options: AnthropicOptions, url: string, request: ModelRequest): Promise<string> {
+  const { body: tooling, responseToolName } = toAnthropicTooling(request);
+  const res = await postMessages(options, url, request, false, tooling);
+  const reply = await upstreamJson<MessagesReply>(res, request.signal);
+  if (!Array.isArray(reply.content)) throw new UpstreamError("the Messages API reply has no content");
+  const { text, toolCalls } = replyContent(reply.content, responseToolName);
+  request.onOutcome?.(outcomeOf(reply.stop_reason, reply.usage?.input_tokens, reply.usage?.output_tokens, toolCalls));
+  return text;
+}
+
+/** A whole reply's text (the response_format stand-in's input among it) and its tool calls, if any. */
+function replyContent(content: ContentBlock[], responseToolName: string | undefined): { text: string; toolCalls?: ToolCall[] } {
+  let text = "";
+  const toolCalls: ToolCall[] = [];
+  for (const block of content) {
+    if (block.type === "text") text += block.text ?? "";
+    else if (block.type === "tool_use" && responseToolName !== undefined && block.name === responseToolName) text += JSON.stringify(block.input ?? {});
+    else if (block.type === "tool_use") toolCalls.push({ id: block.id ?? `toolu_${toolCalls.length}`, name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) });
+  }
+  return { text, toolCalls: toolCalls.length > 0 ? toolCalls : undefined };
+}
+
+async function streamMessage(options: AnthropicOptions, url: string, request: ModelRequest): Promise<AsyncIterable<StreamPiece>> {
+  const { body: tooling, responseToolName } = toAnthropicTooling(request);
+  const res = await postMessages(options, url, request, true, tooling);
+  if (!res.body) throw new UpstreamError("the Messages API stream has no body");
+  return messageStream(res.body, request, responseToolName);
+}
+
+/** What a streamed reply has said so far: its outcome at message_stop, and what its content blocks are. */
+interface MessageStreamState {
+  responseToolName?: string;
+  stopReason?: string | null;
+  inputTokens?: number;
+  outputTokens?: number;
+  calls: ReturnType<typeof toolCallCollector>;
+  // Content blocks by index: a tool call (its index among the reply's calls), or the response_format stand-in.
+  toolIndex: Map<number, number>;
+  jsonBlocks: Set<number>;
+}
+
+/** The reply's pieces from the Messages API's events, its outcome reported at message_stop. */
+async function* messageStream(body: ByteStream, request: ModelRequest, responseToolName: string | undefined): AsyncGenerator<StreamPiece> {
+  const state: MessageStreamState = { responseToolName, calls: toolCallCollector(), toolIndex: new Map(), jsonBlocks: new Set() };
+  try {
+    for await (const event of readServerSentEvents(body)) {
+      const data = parseStreamEvent(event.data);
+      const type = data.type ?? event.event;
+      if (type === "error") {
+        throw new UpstreamError(`the Messages API reported an error mid-stream: ${JSON.stringify(data.error).slice(0, 300)}`);
+      }
+      if (type === "message_stop") return request.onOutcome?.(outcomeOf(state.stopReason, state.inputTokens, state.outputTokens, state.calls.calls()));
+      const piece = pieceOf(type, data, state);
+      if (piece !== undefined) yield piece;
+    }
+  } catch (err) {
+    throw asUpstreamFailure(err, request.signal);
+  }
+  throw asUpstreamFailure(new UpstreamError("the Messages API stream ended before message_stop"), request.signal);
+}
+
+function parseStreamEvent(data: string): StreamEvent {
+  try {
+    return JSON.parse(data) as StreamEvent;
+  } catch {
+    throw new UpstreamError(`the Messages API sent an event that is not JSON: ${data.slice(0, 100)}`);
+  }
+}
+
+/** Takes in one event of the stream; returns the piece of the reply it carries, if any. */
+function pieceOf(type: string | undefined, data: StreamEvent, state: MessageStreamState): StreamPiece | undefined {
+  const block = data.index ?? -1;
+  if (type === "content_block_start" && data.content_block?.type === "tool_use") return startToolUse(block, data.content_block, state);
+  if (type === "content_block_delta" && data.delta?.type === "text_delta" && data.delta.text) return data.delta.text;
+  if (type === "content_block_delta" && data.delta?.type === "input_json_delta" && data.delta.partial_json) {
+    if (state.jsonBlocks.has(block)) return data.delta.partial_json;
+    if (state.toolIndex.has(block)) return addToolCall({ index: state.toolIndex.get(block)!, arguments: data.delta.partial_json }, state);
+  }
+  if (type === "message_start") state.inputTokens = data.message?.usage?.input_tokens;
+  if (type === "message_delta") {
+    state.stopReason = data.delta?.stop_reason ?? state.stopReason;
+    state.outputTokens = data.usage?.output_tokens ?? state.outputTokens;
+  }
+  return undefined;
+}
+
+/** A tool_use block begins: the response_format stand-in (its input is the reply's text), or a call of the reply. */
+function startToolUse(block: number, content: ContentBlock, state: MessageStreamState): StreamPiece | undefined {
+  if (state.responseToolName !== undefined && content.name === state.responseToolName) {
+    state.jsonBlocks.add(block);
+    return undefined;
+  }
+  const index = state.toolIndex.size;
+  state.toolIndex.set(block, index);
+  return addToolCall({ index, id: content.id ?? `toolu_${index}`, name: content.name ?? "", arguments: "" }, state);
+}
+
+function addToolCall(delta: ToolCallDelta, state: MessageStreamState): StreamPiece {
+  state.calls.add(delta);
+  return { toolCall: delta };
 }

@@ -222,9 +222,6 @@ const BUILT_IN: readonly BuiltInModel[] = [
   },
 ];
 
-/** The ids of the built-in catalog, in order. */
-export const BUILT_IN_MODEL_IDS: readonly string[] = BUILT_IN.map((m) => m.id);
-
 /**
  * The built-in catalog, bound to the provider variables: what a deployment without MODELS
  * offers, as it always has. Every model costs 1 credit (MODEL_CREDITS overrides).
@@ -289,8 +286,8 @@ export function configuresAModel(catalog: Catalog): boolean {
   return catalog.discover.length > 0 || catalog.models.some((m) => m.protocol !== "workers-ai" && m.setup === undefined);
 }
 
-/** A local Ollama, found on first run: its models under `ollama/`, called through its OpenAI-compatible /v1. */
-export function localOllama(baseUrl: string): DiscoveryEntry {
+/** A local Ollama, found on first run: its models under `ollama/`, called through its OpenAI-compatible /v1, its list read every `refreshMs`. */
+export function localOllama(baseUrl: string, refreshMs: number): DiscoveryEntry {
   const origin = baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   return {
     id: "ollama",
@@ -307,7 +304,7 @@ export function localOllama(baseUrl: string): DiscoveryEntry {
     images: false,
     tools: false,
     fallbacks: [],
-    refreshMs: 30_000,
+    refreshMs,
     dropOnFailure: true,
     standIn: true,
   };

@@ -82,6 +82,19 @@ export class CatalogError extends Error {
  * CatalogError listing every problem as `MODELS[2] (house-fast).baseUrl: …`.
  */
 export function parseModels(text: string, source: string, vars: Record<string, string | undefined>): Catalog {
+  const raw = parseArray(text, source);
+  const label = (i: number) => {
+    const id = (raw as Array<{ id?: unknown }>)[i]?.id;
+    return `${source}[${i}]${typeof id === "string" && id.length <= 100 ? ` (${id})` : ""}`;
+  };
+  const entries = parseEntries(raw, label);
+  const problems = [...duplicateIds(entries, label), ...extraDefaults(entries, label), ...unknownFallbacks(entries, label, source)];
+  if (problems.length > 0) throw new CatalogError(problems.join("; "));
+  return toCatalog(entries, vars);
+}
+
+/** The text as a JSON array that is not empty. */
+function parseArray(text: string, source: string): unknown[] {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -90,12 +103,12 @@ export function parseModels(text: string, source: string, vars: Record<string, s
   }
   if (!Array.isArray(raw)) throw new CatalogError(`${source} must be a JSON array of models, e.g. [{"id":"house-fast","protocol":"openai",…}]`);
   if (raw.length === 0) throw new CatalogError(`${source} must list at least one model`);
+  return raw;
+}
 
+/** Each item checked on its own; any problem of any item throws them all. */
+function parseEntries(raw: unknown[], label: (i: number) => string): Entry[] {
   const problems: string[] = [];
-  const label = (i: number) => {
-    const id = (raw as Array<{ id?: unknown }>)[i]?.id;
-    return `${source}[${i}]${typeof id === "string" && id.length <= 100 ? ` (${id})` : ""}`;
-  };
   const entries: Entry[] = [];
   raw.forEach((item, i) => {
     const parsed = EntrySchema.safeParse(item);
@@ -108,17 +121,31 @@ export function parseModels(text: string, source: string, vars: Record<string, s
     }
   });
   if (problems.length > 0) throw new CatalogError(problems.join("; "));
+  return entries;
+}
 
-  // Across entries: ids unique, one default at most, fallbacks that name a model.
+// Across entries: ids unique, one default at most, fallbacks that name a model.
+
+function duplicateIds(entries: Entry[], label: (i: number) => string): string[] {
+  const problems: string[] = [];
   const seen = new Map<string, number>();
-  const prefixes = entries.filter((e) => e.discover).map((e) => e.prefix ?? `${e.id}/`);
   entries.forEach((entry, i) => {
     const before = seen.get(entry.id);
     if (before !== undefined) problems.push(`${label(i)}.id: is already the id of ${label(before)}`);
     seen.set(entry.id, i);
   });
+  return problems;
+}
+
+function extraDefaults(entries: Entry[], label: (i: number) => string): string[] {
   const defaults = entries.flatMap((e, i) => (e.default ? [i] : []));
-  if (defaults.length > 1) problems.push(`${label(defaults[1]!)}.default: only one model may be the default, and ${label(defaults[0]!)} already is`);
+  return defaults.length > 1 ? [`${label(defaults[1]!)}.default: only one model may be the default, and ${label(defaults[0]!)} already is`] : [];
+}
+
+/** Fallbacks that name neither a configured model nor one under a discovering entry's prefix. */
+function unknownFallbacks(entries: Entry[], label: (i: number) => string, source: string): string[] {
+  const problems: string[] = [];
+  const prefixes = entries.filter((e) => e.discover).map((e) => e.prefix ?? `${e.id}/`);
   const staticIds = new Set(entries.filter((e) => !e.discover).map((e) => e.id));
   entries.forEach((entry, i) => {
     entry.fallbacks?.forEach((id, j) => {
@@ -128,60 +155,82 @@ export function parseModels(text: string, source: string, vars: Record<string, s
       }
     });
   });
-  if (problems.length > 0) throw new CatalogError(problems.join("; "));
+  return problems;
+}
 
-  const keyOf = (entry: Entry) => {
-    const value = entry.apiKeyEnv ? vars[entry.apiKeyEnv]?.trim() : undefined;
-    return value ? value : undefined;
+/** The checked entries as the catalog: models configured one by one, and providers to discover. */
+function toCatalog(entries: Entry[], vars: Record<string, string | undefined>): Catalog {
+  const defaultId = entries.find((e) => e.default)?.id ?? entries.find((e) => !e.discover)?.id;
+  const models: ModelEntry[] = [];
+  const discover: DiscoveryEntry[] = [];
+  for (const entry of entries) {
+    if (entry.discover) discover.push(discoveryEntry(entry, vars));
+    else models.push(modelEntry(entry, vars, entry.id === defaultId));
+  }
+  return { configured: true, models, discover };
+}
+
+function discoveryEntry(entry: Entry, vars: Record<string, string | undefined>): DiscoveryEntry {
+  const setup = setupOf(entry, vars);
+  return {
+    id: entry.id,
+    prefix: entry.prefix ?? `${entry.id}/`,
+    description: entry.description ?? `A model listed by ${providerOf(entry)}.`,
+    provider: providerOf(entry),
+    protocol: entry.protocol as "openai" | "anthropic",
+    listing: entry.protocol as "openai" | "anthropic",
+    baseUrl: baseUrlOf(entry)!,
+    apiKey: keyOf(entry, vars),
+    ...(setup ? { setup } : {}),
+    ...terms(entry),
+    refreshMs: DISCOVERY_REFRESH_MS,
+    dropOnFailure: false,
+    standIn: false,
   };
-  const setupOf = (entry: Entry) => (entry.apiKeyEnv && !keyOf(entry) ? `set ${entry.apiKeyEnv}` : undefined);
-  const providerOf = (entry: Entry) => entry.provider ?? (entry.protocol === "openai" ? new URL(entry.baseUrl!).hostname : entry.protocol);
-  const terms = (entry: Entry) => ({
+}
+
+function modelEntry(entry: Entry, vars: Record<string, string | undefined>, isDefault: boolean): ModelEntry {
+  const setup = setupOf(entry, vars);
+  const baseUrl = baseUrlOf(entry);
+  return {
+    id: entry.id,
+    name: entry.name ?? entry.id,
+    description: entry.description ?? "",
+    provider: providerOf(entry),
+    protocol: entry.protocol,
+    ...(baseUrl ? { baseUrl } : {}),
+    apiKey: keyOf(entry, vars),
+    upstream: entry.upstream ?? entry.id,
+    ...terms(entry),
+    default: isDefault,
+    ...(entry.speed ? { speed: entry.speed } : {}),
+    ...(entry.protocol === "workers-ai" ? { setup: "bind Workers AI as AI (wrangler.toml: [ai] binding = \"AI\")" } : setup ? { setup } : {}),
+  };
+}
+
+function baseUrlOf(entry: Entry): string | undefined {
+  return entry.protocol === "anthropic" ? (entry.baseUrl ?? ANTHROPIC_BASE_URL) : entry.baseUrl;
+}
+
+function keyOf(entry: Entry, vars: Record<string, string | undefined>): string | undefined {
+  const value = entry.apiKeyEnv ? vars[entry.apiKeyEnv]?.trim() : undefined;
+  return value ? value : undefined;
+}
+
+function setupOf(entry: Entry, vars: Record<string, string | undefined>): string | undefined {
+  return entry.apiKeyEnv && !keyOf(entry, vars) ? `set ${entry.apiKeyEnv}` : undefined;
+}
+
+function providerOf(entry: Entry): string {
+  return entry.provider ?? (entry.protocol === "openai" ? new URL(entry.baseUrl!).hostname : entry.protocol);
+}
+
+function terms(entry: Entry) {
+  return {
     credits: entry.credits ?? 1,
     contextWindow: entry.contextWindow ?? 8192,
     images: entry.images ?? false,
     tools: entry.tools ?? false,
     fallbacks: entry.fallbacks ?? [],
-  });
-
-  const defaultId = entries.find((e) => e.default)?.id ?? entries.find((e) => !e.discover)?.id;
-  const models: ModelEntry[] = [];
-  const discover: DiscoveryEntry[] = [];
-  for (const entry of entries) {
-    const setup = setupOf(entry);
-    const baseUrl = entry.protocol === "anthropic" ? (entry.baseUrl ?? ANTHROPIC_BASE_URL) : entry.baseUrl;
-    if (entry.discover) {
-      discover.push({
-        id: entry.id,
-        prefix: entry.prefix ?? `${entry.id}/`,
-        description: entry.description ?? `A model listed by ${providerOf(entry)}.`,
-        provider: providerOf(entry),
-        protocol: entry.protocol as "openai" | "anthropic",
-        listing: entry.protocol as "openai" | "anthropic",
-        baseUrl: baseUrl!,
-        apiKey: keyOf(entry),
-        ...(setup ? { setup } : {}),
-        ...terms(entry),
-        refreshMs: DISCOVERY_REFRESH_MS,
-        dropOnFailure: false,
-        standIn: false,
-      });
-      continue;
-    }
-    models.push({
-      id: entry.id,
-      name: entry.name ?? entry.id,
-      description: entry.description ?? "",
-      provider: providerOf(entry),
-      protocol: entry.protocol,
-      ...(baseUrl ? { baseUrl } : {}),
-      apiKey: keyOf(entry),
-      upstream: entry.upstream ?? entry.id,
-      ...terms(entry),
-      default: entry.id === defaultId,
-      ...(entry.speed ? { speed: entry.speed } : {}),
-      ...(entry.protocol === "workers-ai" ? { setup: "bind Workers AI as AI (wrangler.toml: [ai] binding = \"AI\")" } : setup ? { setup } : {}),
-    });
-  }
-  return { configured: true, models, discover };
+  };
 }

@@ -31,64 +31,90 @@ export async function listUpstreamModels(
   cache: CapabilityCache = new Map(),
 ): Promise<ListedModel[]> {
   const signal = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
-  const get = async (url: string, headers: Record<string, string>) => {
+  const get: GetJson = async (url, headers) => {
     const res = await fetchUpstream(fetcher, url, { method: "GET", headers: { accept: "application/json", ...headers }, signal });
     if (!res.ok) throw await upstreamStatusError(res, source.apiKey);
     return upstreamJson<unknown>(res, signal);
   };
   const base = source.baseUrl.replace(/\/+$/, "");
   switch (source.listing) {
-    case "openai": {
-      const body = (await get(`${base}/models`, source.apiKey ? { authorization: `Bearer ${source.apiKey}` } : {})) as { data?: unknown };
-      return listOf(body.data).flatMap((m) => {
-        const model = m as { id?: unknown; name?: unknown; context_length?: unknown; architecture?: { input_modalities?: unknown }; supported_parameters?: unknown };
-        if (typeof model.id !== "string" || model.id === "") return [];
-        // OpenRouter says what each model takes; other servers list ids alone.
-        const modalities = model.architecture?.input_modalities;
-        const parameters = model.supported_parameters;
-        return [
-          {
-            name: model.id,
-            ...(typeof model.name === "string" ? { displayName: model.name } : {}),
-            ...(typeof model.context_length === "number" && model.context_length > 0 ? { contextWindow: model.context_length } : {}),
-            ...(Array.isArray(modalities) ? { images: modalities.includes("image") } : {}),
-            ...(Array.isArray(parameters) ? { tools: parameters.includes("tools") } : {}),
-          },
-        ];
-      });
-    }
-    case "anthropic": {
-      const origin = base.replace(/\/v1$/, "");
-      const body = (await get(`${origin}/v1/models?limit=1000`, { "x-api-key": source.apiKey ?? "", "anthropic-version": "2023-06-01" })) as { data?: unknown };
-      return listOf(body.data).flatMap((m) => {
-        const model = m as { id?: unknown; display_name?: unknown };
-        if (typeof model.id !== "string" || model.id === "") return [];
-        return [{ name: model.id, ...(typeof model.display_name === "string" ? { displayName: model.display_name } : {}) }];
-      });
-    }
+    case "openai":
+      return listOpenAiModels(get, base, source.apiKey);
+    case "anthropic":
+      return listAnthropicModels(get, base.replace(/\/v1$/, ""), source.apiKey);
     case "ollama": {
       const origin = base.replace(/\/v1$/, "");
-      const body = (await get(source.listUrl ?? `${origin}/api/tags`, {})) as { models?: unknown };
-      const listed = listOf(body.models).flatMap((m) => {
-        const model = m as { name?: unknown; model?: unknown; digest?: unknown };
-        const name = typeof model.name === "string" ? model.name : typeof model.model === "string" ? model.model : undefined;
-        return name ? [{ name, digest: typeof model.digest === "string" ? model.digest : "" }] : [];
-      });
-      const models: ListedModel[] = [];
-      for (const { name, digest } of listed) {
-        let known = cache.get(name);
-        if (!known || known.digest !== digest) {
-          known = { digest, capabilities: await ollamaCapabilities(origin, name, fetcher, signal) };
-          cache.set(name, known);
-        }
-        const capabilities = known.capabilities;
-        // Embedding models cannot chat; a version of Ollama that does not say is taken at its word.
-        if (capabilities && !capabilities.includes("completion")) continue;
-        models.push({ name, ...(capabilities ? { images: capabilities.includes("vision"), tools: capabilities.includes("tools") } : {}) });
-      }
-      return models;
+      const tags = await listOllamaTags(get, source.listUrl ?? `${origin}/api/tags`);
+      return chatModelsOf(tags, cache, origin, fetcher, signal);
     }
   }
+}
+
+/** A GET of a provider's JSON, with these headers besides `accept`. */
+type GetJson = (url: string, headers: Record<string, string>) => Promise<unknown>;
+
+/** OpenAI's GET /v1/models, at `base` (the API base, ending in /v1). */
+async function listOpenAiModels(get: GetJson, base: string, apiKey: string | undefined): Promise<ListedModel[]> {
+  const body = (await get(`${base}/models`, apiKey ? { authorization: `Bearer ${apiKey}` } : {})) as { data?: unknown };
+  return listOf(body.data).flatMap((m) => {
+    const model = m as { id?: unknown; name?: unknown; context_length?: unknown; architecture?: { input_modalities?: unknown }; supported_parameters?: unknown };
+    if (typeof model.id !== "string" || model.id === "") return [];
+    // OpenRouter says what each model takes; other servers list ids alone.
+    const modalities = model.architecture?.input_modalities;
+    const parameters = model.supported_parameters;
+    return [
+      {
+        name: model.id,
+        ...(typeof model.name === "string" ? { displayName: model.name } : {}),
+        ...(typeof model.context_length === "number" && model.context_length > 0 ? { contextWindow: model.context_length } : {}),
+        ...(Array.isArray(modalities) ? { images: modalities.includes("image") } : {}),
+        ...(Array.isArray(parameters) ? { tools: parameters.includes("tools") } : {}),
+      },
+    ];
+  });
+}
+
+/** Anthropic's GET /v1/models, at `origin` (the API's, without /v1). */
+async function listAnthropicModels(get: GetJson, origin: string, apiKey: string | undefined): Promise<ListedModel[]> {
+  const body = (await get(`${origin}/v1/models?limit=1000`, { "x-api-key": apiKey ?? "", "anthropic-version": "2023-06-01" })) as { data?: unknown };
+  return listOf(body.data).flatMap((m) => {
+    const model = m as { id?: unknown; display_name?: unknown };
+    if (typeof model.id !== "string" || model.id === "") return [];
+    return [{ name: model.id, ...(typeof model.display_name === "string" ? { displayName: model.display_name } : {}) }];
+  });
+}
+
+/** The models of Ollama's GET /api/tags at `url`, with each one's digest (its version). */
+async function listOllamaTags(get: GetJson, url: string): Promise<Array<{ name: string; digest: string }>> {
+  const body = (await get(url, {})) as { models?: unknown };
+  return listOf(body.models).flatMap((m) => {
+    const model = m as { name?: unknown; model?: unknown; digest?: unknown };
+    const name = typeof model.name === "string" ? model.name : typeof model.model === "string" ? model.model : undefined;
+    return name ? [{ name, digest: typeof model.digest === "string" ? model.digest : "" }] : [];
+  });
+}
+
+/** The Ollama models that can chat, with what they take; capabilities asked of Ollama once per model version. */
+async function chatModelsOf(
+  tags: Array<{ name: string; digest: string }>,
+  cache: CapabilityCache,
+  origin: string,
+  fetcher: UpstreamFetch,
+  signal: AbortSignal,
+): Promise<ListedModel[]> {
+  const models: ListedModel[] = [];
+  for (const { name, digest } of tags) {
+    let known = cache.get(name);
+    if (!known || known.digest !== digest) {
+      known = { digest, capabilities: await ollamaCapabilities(origin, name, fetcher, signal) };
+      cache.set(name, known);
+    }
+    const capabilities = known.capabilities;
+    // Embedding models cannot chat; a version of Ollama that does not say is taken at its word.
+    if (capabilities && !capabilities.includes("completion")) continue;
+    models.push({ name, ...(capabilities ? { images: capabilities.includes("vision"), tools: capabilities.includes("tools") } : {}) });
+  }
+  return models;
 }
 
 /** What Ollama says a model can do (POST /api/show `capabilities`), or undefined when it does not say. */

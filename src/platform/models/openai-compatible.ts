@@ -13,9 +13,10 @@ import {
   type ModelRequest,
   type StreamPiece,
   type ToolCall,
+  type ToolCallDelta,
   type UpstreamFetch,
 } from "./adapter";
-import { readServerSentEvents } from "./sse";
+import { readServerSentEvents, type ByteStream } from "./sse";
 
 export interface OpenAiCompatibleOptions {
   /** How to call the upstream (default: the global fetch). */
@@ -111,93 +112,114 @@ export function openAiCompatibleAdapter(options: OpenAiCompatibleOptions): Model
   const url = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-
-  const post = async (request: ModelRequest, stream: boolean) => {
-    const { messages, sampling = {}, signal } = request;
-    const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
-      method: "POST",
-      headers: stream ? { ...headers, accept: "text/event-stream" } : headers,
-      // Unset settings stay out of the body (undefined is dropped), so servers that do not
-      // know one are not sent it. max_tokens rather than max_completion_tokens: every
-      // compatible server takes it.
-      body: JSON.stringify({
-        model: options.model,
-        messages: messages.map(toOpenAiMessage),
-        stream,
-        temperature: sampling.temperature,
-        top_p: sampling.topP,
-        max_tokens: sampling.maxTokens,
-        stop: sampling.stop,
-        ...toolingBody(request),
-      }),
-      signal,
-    });
-    if (!res.ok) throw await upstreamStatusError(res, options.apiKey);
-    return res;
-  };
-
+  const upstream: Upstream = { options, url, headers };
   return {
-    async complete(request: ModelRequest) {
-      const { signal } = request;
-      const res = await post(request, false);
-      const reply = await upstreamJson<CompletionReply>(res, signal);
-      const message = reply.choices?.[0]?.message;
-      const toolCalls = toolCallsOf(message?.tool_calls);
-      const content = message?.content ?? (toolCalls ? "" : undefined);
-      if (typeof content !== "string") throw new UpstreamError("the upstream reply has no choices[0].message.content");
-      request.onOutcome?.({ finishReason: finishReasonFrom(reply.choices?.[0]?.finish_reason), usage: usageFrom(reply.usage), toolCalls });
-      return content;
-    },
-
-    async stream(request: ModelRequest) {
-      const { signal } = request;
-      const res = await post(request, true);
-      if (!res.body) throw new UpstreamError("the upstream stream has no body");
-      const body = res.body;
-      return (async function* (): AsyncGenerator<StreamPiece> {
-        let finished = false;
-        let finishReason: string | undefined;
-        let usage: unknown;
-        const calls = toolCallCollector();
-        const report = () => request.onOutcome?.({ finishReason: finishReasonFrom(finishReason), usage: usageFrom(usage), toolCalls: calls.calls() });
-        try {
-          for await (const event of readServerSentEvents(body)) {
-            if (event.data === "[DONE]") return report();
-            let chunk: CompletionReply;
-            try {
-              chunk = JSON.parse(event.data) as CompletionReply;
-            } catch {
-              throw new UpstreamError(`the upstream sent an event that is not JSON: ${event.data.slice(0, 100)}`);
-            }
-            if (chunk.error !== undefined) {
-              throw new UpstreamError(`the upstream reported an error mid-stream: ${JSON.stringify(chunk.error).slice(0, 300)}`);
-            }
-            // Usage may come in a last chunk with no choices (stream_options.include_usage).
-            if (chunk.usage) usage = chunk.usage;
-            const choice = chunk.choices?.[0];
-            if (choice?.delta?.content) yield choice.delta.content;
-            for (const [position, call] of (choice?.delta?.tool_calls ?? []).entries()) {
-              const delta = {
-                index: typeof call.index === "number" ? call.index : position,
-                ...(call.id ? { id: call.id } : {}),
-                ...(call.function?.name ? { name: call.function.name } : {}),
-                ...(call.function?.arguments ? { arguments: call.function.arguments } : {}),
-              };
-              calls.add(delta);
-              yield { toolCall: delta };
-            }
-            if (choice?.finish_reason) {
-              finished = true;
-              finishReason = choice.finish_reason;
-            }
-          }
-        } catch (err) {
-          throw asUpstreamFailure(err, signal);
-        }
-        // Some servers end without [DONE] after the final chunk; without either, it broke off.
-        if (!finished) throw asUpstreamFailure(new UpstreamError("the upstream stream ended before the reply was complete"), signal);
-        report();
-      })();
-    },
+    complete: (request) => completeChat(upstream, request),
+    stream: (request) => streamChat(upstream, request),
   };
+}
+
+/** Where and how an adapter posts: its options, resolved once. */
+interface Upstream {
+  options: OpenAiCompatibleOptions;
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** Posts a chat completion request; a reply that is not 2xx is an UpstreamError. */
+async function postCompletion({ options, url, headers }: Upstream, request: ModelRequest, stream: boolean) {
+  const { messages, sampling = {}, signal } = request;
+  const res = await fetchUpstream(options.fetch ?? globalFetch, url, {
+    method: "POST",
+    headers: stream ? { ...headers, accept: "text/event-stream" } : headers,
+    // Unset settings stay out of the body (undefined is dropped), so servers that do not
+    // know one are not sent it. max_tokens rather than max_completion_tokens: every
+    // compatible server takes it.
+    body: JSON.stringify({
+      model: options.model,
+      messages: messages.map(toOpenAiMessage),
+      stream,
+      temperature: sampling.temperature,
+      top_p: sampling.topP,
+      max_tokens: sampling.maxTokens,
+      stop: sampling.stop,
+      ...toolingBody(request),
+    }),
+    signal,
+  });
+  if (!res.ok) throw await upstreamStatusError(res, options.apiKey);
+  return res;
+}
+
+async function completeChat(upstream: Upstream, request: ModelRequest): Promise<string> {
+  const res = await postCompletion(upstream, request, false);
+  const reply = await upstreamJson<CompletionReply>(res, request.signal);
+  const message = reply.choices?.[0]?.message;
+  const toolCalls = toolCallsOf(message?.tool_calls);
+  const content = message?.content ?? (toolCalls ? "" : undefined);
+  if (typeof content !== "string") throw new UpstreamError("the upstream reply has no choices[0].message.content");
+  request.onOutcome?.({ finishReason: finishReasonFrom(reply.choices?.[0]?.finish_reason), usage: usageFrom(reply.usage), toolCalls });
+  return content;
+}
+
+async function streamChat(upstream: Upstream, request: ModelRequest): Promise<AsyncIterable<StreamPiece>> {
+  const res = await postCompletion(upstream, request, true);
+  if (!res.body) throw new UpstreamError("the upstream stream has no body");
+  return completionStream(res.body, request);
+}
+
+/** The reply's pieces from the upstream's chunks, its outcome reported at the end. */
+async function* completionStream(body: ByteStream, request: ModelRequest): AsyncGenerator<StreamPiece> {
+  let finished = false;
+  let finishReason: string | undefined;
+  let usage: unknown;
+  const calls = toolCallCollector();
+  const report = () => request.onOutcome?.({ finishReason: finishReasonFrom(finishReason), usage: usageFrom(usage), toolCalls: calls.calls() });
+  try {
+    for await (const event of readServerSentEvents(body)) {
+      if (event.data === "[DONE]") return report();
+      const chunk = parseChunk(event.data);
+      // Usage may come in a last chunk with no choices (stream_options.include_usage).
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices?.[0];
+      if (choice?.delta?.content) yield choice.delta.content;
+      for (const delta of toolCallDeltas(choice?.delta?.tool_calls)) {
+        calls.add(delta);
+        yield { toolCall: delta };
+      }
+      if (choice?.finish_reason) {
+        finished = true;
+        finishReason = choice.finish_reason;
+      }
+    }
+  } catch (err) {
+    throw asUpstreamFailure(err, request.signal);
+  }
+  // Some servers end without [DONE] after the final chunk; without either, it broke off.
+  if (!finished) throw asUpstreamFailure(new UpstreamError("the upstream stream ended before the reply was complete"), request.signal);
+  report();
+}
+
+/** A stream's chunk; one that is not JSON, or that reports an error, is an UpstreamError. */
+function parseChunk(data: string): CompletionReply {
+  let chunk: CompletionReply;
+  try {
+    chunk = JSON.parse(data) as CompletionReply;
+  } catch {
+    throw new UpstreamError(`the upstream sent an event that is not JSON: ${data.slice(0, 100)}`);
+  }
+  if (chunk.error !== undefined) {
+    throw new UpstreamError(`the upstream reported an error mid-stream: ${JSON.stringify(chunk.error).slice(0, 300)}`);
+  }
+  return chunk;
+}
+
+/** A chunk's tool-call pieces, each with its call's index (its position when the server gives none). */
+function toolCallDeltas(calls: WireToolCall[] | null | undefined): ToolCallDelta[] {
+  return (calls ?? []).map((call, position) => ({
+    index: typeof call.index === "number" ? call.index : position,
+    ...(call.id ? { id: call.id } : {}),
+    ...(call.function?.name ? { name: call.function.name } : {}),
+    ...(call.function?.arguments ? { arguments: call.function.arguments } : {}),
+  }));
 }

@@ -84,111 +84,20 @@ interface DiscoveryState {
  * only URLs and keys. The lists are a cache that may be lost: an isolate reads them again.
  */
 export function createModelRegistry(config: Config, options: RegistryOptions = {}): ModelRegistry {
-  const fetcher = options.fetch ?? globalFetch;
   const now = options.now ?? Date.now;
-
-  const adapterFor = (entry: Pick<ModelEntry, "protocol" | "baseUrl" | "apiKey" | "upstream" | "setup">): { adapter?: ModelAdapter; setup?: string } => {
-    switch (entry.protocol) {
-      case "workers-ai":
-        if (!options.workersAi) return { setup: entry.setup ?? "bind Workers AI as AI" };
-        return { adapter: workersAiAdapter({ binding: options.workersAi, model: entry.upstream }) };
-      case "anthropic":
-        if (entry.setup || !entry.apiKey) return { setup: entry.setup ?? "set the provider's API key" };
-        return { adapter: anthropicAdapter({ baseUrl: entry.baseUrl!, apiKey: entry.apiKey, model: entry.upstream, fetch: options.fetch }) };
-      case "openai":
-        if (entry.setup) return { setup: entry.setup };
-        return { adapter: openAiCompatibleAdapter({ baseUrl: entry.baseUrl!, apiKey: entry.apiKey, model: entry.upstream, fetch: options.fetch }) };
-    }
-  };
-
-  const configured: RegisteredModel[] = config.catalog.models.map((entry) => {
-    const { adapter, setup } = adapterFor(entry);
-    return {
-      id: entry.id,
-      name: entry.name,
-      provider: entry.provider,
-      description: entry.description,
-      protocol: entry.protocol,
-      upstream: entry.upstream,
-      ...(entry.speed ? { speed: entry.speed } : {}),
-      contextWindow: entry.contextWindow,
-      credits: entry.credits,
-      images: entry.images,
-      tools: entry.tools,
-      fallbacks: entry.fallbacks,
-      default: entry.default,
-      available: adapter !== undefined,
-      ...(adapter ? { adapter } : { setup }),
-      discovered: false,
-    };
-  });
-
-  const sources = [...config.catalog.discover, ...(options.localOllama ? [localOllama(options.localOllama)] : [])];
+  const configured = config.catalog.models.map((entry) => configuredModel(entry, options));
+  const sources = [...config.catalog.discover, ...(options.localOllama ? [localOllama(options.localOllama, config.OLLAMA_REFRESH_SECONDS * 1000)] : [])];
   const discoveries: DiscoveryState[] = sources.map((source) => ({ source, models: [], loaded: false, failing: false, capabilities: new Map() }));
-
-  const discoveredModel = (source: DiscoveryEntry, listed: ListedModel): RegisteredModel => {
-    const { adapter, setup } = adapterFor({ protocol: source.protocol, baseUrl: source.baseUrl, apiKey: source.apiKey, upstream: listed.name, setup: source.setup });
-    return {
-      id: `${source.prefix}${listed.name}`,
-      name: listed.displayName ?? listed.name,
-      provider: source.provider,
-      description: source.description,
-      protocol: source.protocol,
-      upstream: listed.name,
-      contextWindow: listed.contextWindow ?? source.contextWindow,
-      credits: source.credits,
-      images: listed.images ?? source.images,
-      tools: listed.tools ?? source.tools,
-      fallbacks: source.fallbacks,
-      default: false,
-      available: adapter !== undefined,
-      ...(adapter ? { adapter } : { setup }),
-      discovered: true,
-    };
-  };
 
   let models: RegisteredModel[] = [];
   let byId = new Map<string, RegisteredModel>();
   let fallbackDefault: RegisteredModel | undefined;
-
-  /** The list as it stands: configured models, then discovered ones (a configured id wins), with exactly one default. */
   const rebuild = () => {
-    const seen = new Set(configured.map((m) => m.id));
-    const discovered = discoveries.flatMap((d) => d.models.filter((m) => !seen.has(m.id) && (seen.add(m.id), true)));
-    const designated = configured.find((m) => m.default);
-    // A local stand-in (Ollama on first run) answers while the configured default cannot;
-    // without any configured model, the first discovered one is the default.
-    const standIn = discoveries.find((d) => d.source.standIn && d.models.some((m) => m.available))?.models.find((m) => m.available);
-    const chosen = designated && (designated.available || !standIn) ? designated : (standIn ?? discovered[0]);
-    models = [...configured, ...discovered].map((m) => (m.default === (m === chosen) ? m : { ...m, default: m === chosen }));
+    models = servedModels(configured, discoveries);
     byId = new Map(models.map((m) => [m.id, m]));
     fallbackDefault = models.find((m) => m.default);
   };
   rebuild();
-
-  const read = async (state: DiscoveryState) => {
-    const { source } = state;
-    state.checkedAt = now();
-    try {
-      const listed = await listUpstreamModels(source, fetcher, state.capabilities);
-      const next = listed.map((m) => discoveredModel(source, m));
-      const changed = !state.loaded || next.map((m) => m.id).join("\n") !== state.models.map((m) => m.id).join("\n");
-      state.models = next;
-      state.loaded = true;
-      if (changed || state.failing) options.log?.info("models listed by a provider", { provider: source.id, at: source.listUrl ?? source.baseUrl, models: next.map((m) => m.id) });
-      state.failing = false;
-    } catch (err) {
-      if (!state.failing) {
-        options.log?.[source.standIn ? "info" : "warn"]("could not list a provider's models", {
-          provider: source.id,
-          at: source.listUrl ?? source.baseUrl,
-          err: err instanceof Error ? err.message : String(err),
-        });
-      }
-      state.failing = true;
-      if (source.dropOnFailure) state.models = [];
-    }
-  };
 
   return {
     list: () => models,
@@ -197,10 +106,120 @@ export function createModelRegistry(config: Config, options: RegistryOptions = {
     discovers: discoveries.length > 0,
     async refresh() {
       const at = now();
-      const due = discoveries.filter((d) => d.checkedAt === undefined || at - d.checkedAt >= d.source.refreshMs || (!d.loaded && at - d.checkedAt >= RETRY_UNLOADED_MS));
+      const due = discoveries.filter((d) => isDue(d, at));
       if (due.length === 0) return;
-      await Promise.all(due.map(read));
+      await Promise.all(due.map((d) => readDiscovery(d, options)));
       rebuild();
     },
   };
+}
+
+type AdapterSettings = Pick<ModelEntry, "protocol" | "baseUrl" | "apiKey" | "upstream" | "setup">;
+
+/** The model's adapter, or, when it cannot have one yet, what the operator must configure. */
+function adapterFor(entry: AdapterSettings, options: RegistryOptions): { adapter?: ModelAdapter; setup?: string } {
+  switch (entry.protocol) {
+    case "workers-ai":
+      if (!options.workersAi) return { setup: entry.setup ?? "bind Workers AI as AI" };
+      return { adapter: workersAiAdapter({ binding: options.workersAi, model: entry.upstream }) };
+    case "anthropic":
+      if (entry.setup || !entry.apiKey) return { setup: entry.setup ?? "set the provider's API key" };
+      return { adapter: anthropicAdapter({ baseUrl: entry.baseUrl!, apiKey: entry.apiKey, model: entry.upstream, fetch: options.fetch }) };
+    case "openai":
+      if (entry.setup) return { setup: entry.setup };
+      return { adapter: openAiCompatibleAdapter({ baseUrl: entry.baseUrl!, apiKey: entry.apiKey, model: entry.upstream, fetch: options.fetch }) };
+  }
+}
+
+/** A catalog entry as served. */
+function configuredModel(entry: ModelEntry, options: RegistryOptions): RegisteredModel {
+  const { adapter, setup } = adapterFor(entry, options);
+  return {
+    id: entry.id,
+    name: entry.name,
+    provider: entry.provider,
+    description: entry.description,
+    protocol: entry.protocol,
+    upstream: entry.upstream,
+    ...(entry.speed ? { speed: entry.speed } : {}),
+    contextWindow: entry.contextWindow,
+    credits: entry.credits,
+    images: entry.images,
+    tools: entry.tools,
+    fallbacks: entry.fallbacks,
+    default: entry.default,
+    available: adapter !== undefined,
+    ...(adapter ? { adapter } : { setup }),
+    discovered: false,
+  };
+}
+
+/** A model a provider listed, as served under the provider's prefix and terms. */
+function discoveredModel(source: DiscoveryEntry, listed: ListedModel, options: RegistryOptions): RegisteredModel {
+  const { adapter, setup } = adapterFor({ protocol: source.protocol, baseUrl: source.baseUrl, apiKey: source.apiKey, upstream: listed.name, setup: source.setup }, options);
+  return {
+    id: `${source.prefix}${listed.name}`,
+    name: listed.displayName ?? listed.name,
+    provider: source.provider,
+    description: source.description,
+    protocol: source.protocol,
+    upstream: listed.name,
+    contextWindow: listed.contextWindow ?? source.contextWindow,
+    credits: source.credits,
+    images: listed.images ?? source.images,
+    tools: listed.tools ?? source.tools,
+    fallbacks: source.fallbacks,
+    default: false,
+    available: adapter !== undefined,
+    ...(adapter ? { adapter } : { setup }),
+    discovered: true,
+  };
+}
+
+/** The list as it stands: configured models, then discovered ones (a configured id wins), with exactly one default. */
+function servedModels(configured: readonly RegisteredModel[], discoveries: readonly DiscoveryState[]): RegisteredModel[] {
+  const seen = new Set(configured.map((m) => m.id));
+  const discovered = discoveries.flatMap((d) =>
+    d.models.filter((m) => {
+      if (seen.has(m.id)) return false;
+      seen.add(m.id);
+      return true;
+    }),
+  );
+  const designated = configured.find((m) => m.default);
+  // A local stand-in (Ollama on first run) answers while the configured default cannot;
+  // without any configured model, the first discovered one is the default.
+  const standIn = discoveries.find((d) => d.source.standIn && d.models.some((m) => m.available))?.models.find((m) => m.available);
+  const chosen = designated && (designated.available || !standIn) ? designated : (standIn ?? discovered[0]);
+  return [...configured, ...discovered].map((m) => (m.default === (m === chosen) ? m : { ...m, default: m === chosen }));
+}
+
+/** Whether a provider's list is to be read again at `at` (ms). */
+function isDue(state: DiscoveryState, at: number): boolean {
+  return state.checkedAt === undefined || at - state.checkedAt >= state.source.refreshMs || (!state.loaded && at - state.checkedAt >= RETRY_UNLOADED_MS);
+}
+
+/** Reads a provider's list into its state; a failure is logged once, while it lasts, and never thrown. */
+async function readDiscovery(state: DiscoveryState, options: RegistryOptions): Promise<void> {
+  const { source } = state;
+  state.checkedAt = (options.now ?? Date.now)();
+  try {
+    const listed = await listUpstreamModels(source, options.fetch ?? globalFetch, state.capabilities);
+    const next = listed.map((m) => discoveredModel(source, m, options));
+    const changed = !state.loaded || next.map((m) => m.id).join("\n") !== state.models.map((m) => m.id).join("\n");
+    state.models = next;
+    state.loaded = true;
+    if (changed || state.failing) options.log?.info("models listed by a provider", { provider: source.id, at: source.listUrl ?? source.baseUrl, models: next.map((m) => m.id) });
+    state.failing = false;
+  } catch (err) {
+    if (!state.failing) {
+      options.log?.[source.standIn ? "info" : "warn"]("could not list a provider's models", {
+        provider: source.id,
+        at: source.listUrl ?? source.baseUrl,
+        err: err instanceof Error ? err.message : String(err),
+      });
+    }
+    state.failing = true;
+    if (source.dropOnFailure) state.models = [];
+  }
 }

@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
 import type { LocalKey } from "../auth/local-login";
+import type { Logger } from "../log";
+import { makeDataFolder, tighten } from "./data-folder";
 
 /** The Node server's database when DATABASE_URL is not set. */
 export const DEFAULT_DATABASE_URL = "file:./data/local.db";
@@ -20,9 +22,12 @@ export function sessionKeyFile(databaseUrl = DEFAULT_DATABASE_URL): string {
   return join(dirname(localKeyFile(databaseUrl)), "session-key.json");
 }
 
-/** The ES256 key pair kept in `file`, made on first use (the local-login key, the session key). */
-export async function loadOrCreateLocalKey(file: string): Promise<LocalKey> {
-  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as LocalKey;
+/** The ES256 key pair kept in `file` (0600, in a 0700 folder), made on first use (the local-login key, the session key). */
+export async function loadOrCreateLocalKey(file: string, log?: Logger): Promise<LocalKey> {
+  if (existsSync(file)) {
+    tighten(file, log);
+    return JSON.parse(readFileSync(file, "utf8")) as LocalKey;
+  }
   const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
   const kid = crypto.randomUUID();
   const stored: LocalKey = {
@@ -30,7 +35,7 @@ export async function loadOrCreateLocalKey(file: string): Promise<LocalKey> {
     privateJwk: { ...(await exportJWK(privateKey)), alg: "ES256", kid },
     publicJwk: { ...(await exportJWK(publicKey)), alg: "ES256", kid },
   };
-  mkdirSync(dirname(file), { recursive: true });
+  makeDataFolder(dirname(file));
   writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   return stored;
 }

@@ -15,6 +15,8 @@ export interface NodeDepsOptions extends Omit<RuntimeOptions, "upstreamFetch" | 
   webDist?: string;
   /** Where share links point while PUBLIC_BASE_URL is unset (see Deps.baseUrl). */
   baseUrl?: string;
+  /** The database thread's built bundle, to run even from source (the tests: see ThreadClient.open). */
+  builtDatabaseThread?: URL;
 }
 
 export interface NodeDeps {
@@ -29,18 +31,19 @@ export interface NodeDeps {
  * Everything a Node process serves the app from: the runtime (model upstreams through a
  * kept-alive pool, sessions signed with SESSION_SIGNING_KEY or the key kept beside the
  * database), the database opened and migrated (an embedded file on its own thread) with
- * the linked sign-in identities read from it, the Node adapters (the client's address from
+ * the linked sign-in identities and the ended sessions read from it, the Node adapters (the client's address from
  * the socket, the web client's files), and a place for work that outlives its reply. The
  * server, the tests and the benchmarks all build their dependencies here.
  */
 export async function createNodeDeps(config: Config, options: NodeDepsOptions): Promise<NodeDeps> {
-  const { databaseUrl, databaseAuthToken, webDist, baseUrl, ...runtimeOptions } = options;
-  const sessionKey = config.SESSION_SIGNING_KEY ? undefined : JSON.stringify((await loadOrCreateLocalKey(sessionKeyFile(databaseUrl))).privateJwk);
+  const { databaseUrl, databaseAuthToken, webDist, baseUrl, builtDatabaseThread, ...runtimeOptions } = options;
+  const sessionKey = config.SESSION_SIGNING_KEY ? undefined : JSON.stringify((await loadOrCreateLocalKey(sessionKeyFile(databaseUrl), options.log)).privateJwk);
   // This process sees its own changes to linked identities at once (the server rereads
   // them on a timer for those of other processes sharing a remote database).
   const runtime = await createRuntime(config, { ...runtimeOptions, sessionKey, identityLinksMaxAgeMs: Infinity, upstreamFetch: createUpstreamPool() });
-  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, databaseAuthToken);
-  await runtime.identityLinks.load(db);
+  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, databaseAuthToken, runtime.log, builtDatabaseThread);
+  // What earlier runs ended stays ended: the copy of the ended sessions, and the links, read before serving.
+  await Promise.all([runtime.identityLinks.load(db), runtime.endedSessions.load(db, runtime.now())]);
   const background = new Set<Promise<unknown>>();
   const deps: Deps = {
     ...runtime,

@@ -1,19 +1,23 @@
-import { mkdirSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { dbFromLibsql } from "../db";
 import { ThreadClient } from "./database-thread";
+import type { Logger } from "../log";
+import { secureDataFolder } from "./data-folder";
 
 const MIGRATIONS = resolve(import.meta.dirname, "../../../migrations");
 
 /**
  * Opens a libSQL database on Node (an embedded file, or a remote libSQL server) and brings
  * it to the latest migration in migrations/. Used by the Node server, the tests and bench.
+ * `builtThread`: see ThreadClient.open.
  */
-export async function openDatabase(url: string, authToken?: string) {
+export async function openDatabase(url: string, authToken?: string, log?: Logger, builtThread?: URL) {
   const embedded = url.startsWith("file:");
-  if (embedded) mkdirSync(dirname(filePath(url)), { recursive: true });
+  // Private to the service's own user: the folder 0700, the files 0600 (data-folder.ts).
+  if (embedded) secureDataFolder(filePath(url), log);
   // An embedded file runs every statement synchronously, so extra connections add nothing
   // but lose the per-connection pragmas below (the client opens one per overlapping call).
   let client: Client = createClient({ url, authToken, ...(embedded ? { concurrency: 1 } : {}) });
@@ -27,7 +31,7 @@ export async function openDatabase(url: string, authToken?: string) {
   // never wait for the writer. (A remote libSQL server commits each batch itself.)
   if (embedded) {
     client.close();
-    client = await ThreadClient.open(filePath(url));
+    client = await ThreadClient.open(filePath(url), builtThread);
   }
   const db = dbFromLibsql(client);
   const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;

@@ -1,3 +1,4 @@
+import { statusOf, type ErrorCode } from "../error-codes";
 import { serve, type ServerType } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
@@ -64,7 +65,7 @@ export function nodeClientAddress(header: string | undefined): (c: Context) => s
  */
 function answerClientError(err: Error & { code?: string }, socket: Duplex, current: () => ServerResponse | undefined): void {
   const inFlight = current();
-  if (inFlight && inFlight.req.complete) {
+  if (inFlight?.req.complete) {
     inFlight.once("close", () => (inFlight.writableFinished ? answerClientError(err, socket, current) : socket.destroy()));
     return;
   }
@@ -72,15 +73,16 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex, curre
     socket.destroy();
     return;
   }
-  const [status, reason, code, message] =
+  const [code, reason, message]: [ErrorCode, string, string] =
     err.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "Request Header Fields Too Large", "headers_too_large", `the request headers are over the ${MAX_HEADER_BYTES / 1024} KiB limit; send a shorter token, cookie or query string`]
+      ? ["headers_too_large", "Request Header Fields Too Large", `the request headers are over the ${MAX_HEADER_BYTES / 1024} KiB limit; send a shorter token, cookie or query string`]
       : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-        ? [408, "Request Timeout", "request_timeout", "the request did not arrive in time"]
-        : [400, "Bad Request", "malformed_request", `the request is not valid HTTP/1.1 (${err.code ?? "parse error"}); check its framing and headers`];
+        ? ["request_timeout", "Request Timeout", "the request did not arrive in time"]
+        : ["malformed_request", "Bad Request", `the request is not valid HTTP/1.1 (${err.code ?? "parse error"}); check its framing and headers`];
+  const status = statusOf(code);
   const body = JSON.stringify({ error: status, message, code });
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     () => socket.destroy(),
   );

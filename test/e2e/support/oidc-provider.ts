@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider from "oidc-provider";
+import type { JWK } from "jose";
 
 export interface OidcProvider {
   /** The issuer (http://127.0.0.1:<port>), also its discovery document's base. */
@@ -8,8 +9,12 @@ export interface OidcProvider {
   clientId: string;
   /** The API the access tokens are for (their `aud`). */
   audience: string;
-  /** Registers the app's redirect URI; the provider is built here, once the app's origin is known. */
-  configure(appOrigin: string): void;
+  /**
+   * Registers the app's redirect URI; the provider is built here, once the app's origin is
+   * known. `otherClients`: more public clients at the same provider (other apps), redirecting
+   * to `<appOrigin>/<id>/callback`, whose access tokens are for the API `https://<id>.example`.
+   */
+  configure(appOrigin: string, options?: { otherClients?: string[]; signingKey?: JWK }): void;
   close(): Promise<void>;
 }
 
@@ -36,17 +41,18 @@ export async function startOidcProvider(): Promise<OidcProvider> {
     issuer,
     clientId,
     audience,
-    configure(appOrigin) {
+    configure(appOrigin, { otherClients = [], signingKey } = {}) {
+      const client = (id: string, redirect: string) => ({
+        client_id: id,
+        token_endpoint_auth_method: "none",
+        redirect_uris: [redirect],
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+      });
+      const apiOf = (id: string) => (id === clientId ? audience : `https://${id}.example`);
       const provider = new Provider(issuer, {
-        clients: [
-          {
-            client_id: clientId,
-            token_endpoint_auth_method: "none",
-            redirect_uris: [`${appOrigin}/auth/callback`],
-            grant_types: ["authorization_code"],
-            response_types: ["code"],
-          },
-        ],
+        clients: [client(clientId, `${appOrigin}/auth/callback`), ...otherClients.map((id) => client(id, `${appOrigin}/${id}/callback`))],
+        ...(signingKey ? { jwks: { keys: [signingKey] } } : {}),
         pkce: { required: () => true },
         claims: { openid: ["sub"], profile: ["name", "picture"], email: ["email"] },
         findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub, ...profileOf(sub) }) }),
@@ -58,9 +64,9 @@ export async function startOidcProvider(): Promise<OidcProvider> {
           devInteractions: { enabled: true },
           resourceIndicators: {
             enabled: true,
-            defaultResource: () => audience,
+            defaultResource: (_ctx: unknown, c: { clientId: string }) => apiOf(c.clientId),
             useGrantedResource: () => true,
-            getResourceServerInfo: () => ({ scope: "openid profile email", audience, accessTokenFormat: "jwt", accessTokenTTL: 3600 }),
+            getResourceServerInfo: (_ctx: unknown, resource: string) => ({ scope: "openid profile email", audience: resource, accessTokenFormat: "jwt", accessTokenTTL: 3600 }),
           },
         },
         cookies: { keys: ["e2e-cookie-key-not-a-secret"] },

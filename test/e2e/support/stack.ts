@@ -1,11 +1,7 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { inject } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream";
 import { startServerProcess, type ServerProcess } from "../../support/server-process";
-import { chromiumPath } from "./chromium";
 import type { OidcProvider } from "./oidc-provider";
 
 /** The avatar host the stack allows (AVATAR_HOSTS), as the OpenID provider's pictures name it. */
@@ -15,26 +11,13 @@ const AVATAR_PNG = Buffer.from(
   "base64",
 );
 
-let wav: string | undefined;
-/** A spoken sentence for Chromium's fake microphone, made with espeak-ng. */
-function speechWav(): string | undefined {
-  if (wav) return wav;
-  const file = join(mkdtempSync(join(tmpdir(), "e2e-voice-")), "speech.wav");
-  try {
-    execFileSync("espeak-ng", ["-w", file, "water the monstera every week"]);
-    wav = file;
-  } catch {
-    return undefined;
-  }
-  return wav;
-}
-
 export interface Stack {
   /** The app's origin, e.g. http://localhost:41234. */
   url: string;
   upstream: FakeUpstream;
   server: ServerProcess;
   oidc?: OidcProvider;
+  /** The browser project's one Chromium (test/e2e/support/browser-server.ts), connected to for this stack. */
   browser: Browser;
   /** A fresh browser profile (no storage) whose requests stay on loopback. */
   newContext(options?: { width?: number; height?: number; colorScheme?: "light" | "dark" }): Promise<BrowserContext>;
@@ -43,7 +26,8 @@ export interface Stack {
 
 /**
  * The real Node server as a child process over a fresh libSQL file, the loopback upstream
- * (chat and transcription), optionally a real OpenID provider, and headless Chromium.
+ * (chat and transcription), optionally a real OpenID provider, and a connection to the
+ * project's headless Chromium.
  */
 export async function startStack(
   options: {
@@ -62,6 +46,10 @@ export async function startStack(
     ...(options.transcription === false ? {} : { STT_BASE_URL: upstream.baseUrl }),
     DAILY_CREDITS: String(options.dailyCredits ?? 500),
     RATE_LIMIT_PER_MINUTE: "0",
+    // One browser makes every account and sign-in of a file, all from 127.0.0.1.
+    SIGN_UPS_PER_ADDRESS_PER_HOUR: "0",
+    SIGN_INS_PER_ADDRESS_PER_MINUTE: "0",
+    SIGN_INS_PER_IDENTITY_PER_MINUTE: "0",
     ...(oidc ? { AUTH_OIDC_ISSUER: oidc.issuer, AUTH_OIDC_CLIENT_ID: oidc.clientId, AUTH_OIDC_AUDIENCE: oidc.audience } : {}),
     // The provider's pictures (its `picture` claims) come from this host, answered below.
     AVATAR_HOSTS: `https://${AVATAR_HOST}`,
@@ -70,17 +58,7 @@ export async function startStack(
     ...(typeof options.env === "function" ? options.env(upstream) : options.env),
   });
   oidc?.configure(server.url);
-  const audio = speechWav();
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--use-fake-ui-for-media-stream",
-      "--use-fake-device-for-media-stream",
-      ...(audio ? [`--use-file-for-fake-audio-capture=${audio}`] : []),
-    ],
-  });
+  const browser = await chromium.connect(inject("chromiumEndpoint"));
   return {
     url: server.url,
     upstream,
@@ -97,6 +75,7 @@ export async function startStack(
       return context;
     },
     async close() {
+      // Closes this stack's contexts and the connection; the browser serves the other files.
       await browser.close();
       await server.close();
       await oidc?.close();

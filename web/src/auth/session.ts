@@ -53,6 +53,7 @@ function markSignedIn(on: boolean) {
   const secure = location.protocol === "https:" ? "; Secure" : "";
   // 400 days, the longest a browser keeps a cookie; the session itself ends sooner unused,
   // and a refresh then says so ("Your session ended") and removes this.
+  // biome-ignore lint/suspicious/noDocumentCookie: a marker cookie the server reads; the Cookie Store API is not in every browser.
   document.cookie = `${MARKER}=${on ? "1" : ""}; Path=/; Max-Age=${on ? 400 * 86_400 : 0}; SameSite=Strict${secure}`;
 }
 

@@ -70,7 +70,10 @@ export function ConversationHeader({ id }: { id: string | undefined }) {
               defaultValue={name}
               maxLength={200}
               ref={(el) => {
-                if (el && document.activeElement !== el) (el.focus(), el.select());
+                if (el && document.activeElement !== el) {
+                  el.focus();
+                  el.select();
+                }
               }}
               onKeyDown={(e) => e.key === "Escape" && rename(null)}
               onBlur={(e) => rename(e.currentTarget.value)}

@@ -9,7 +9,7 @@ let reading: string | null = null;
 const listeners = new Set<() => void>();
 function setReading(id: string | null) {
   reading = id;
-  listeners.forEach((listener) => listener());
+  for (const listener of listeners) listener();
 }
 
 const canSpeak = () => typeof speechSynthesis !== "undefined" && typeof SpeechSynthesisUtterance === "function";

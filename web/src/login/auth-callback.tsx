@@ -20,14 +20,14 @@ export function AuthCallback() {
       const config = await fetchClientConfig();
       const oidc = config.signIn.methods.find((m): m is OidcConfig => m.method === "oidc");
       if (!oidc) throw new Error("this server does not sign in with an identity provider");
-      const { accessToken, next, purpose } = await finishOidcLogin(oidc);
+      const { accessToken, next, purpose, inviteCode } = await finishOidcLogin(oidc);
       if (purpose === "link") {
         setBack({ href: "/settings/sign-in", label: "Back to Settings" });
         // The page was left for the provider: the session comes back from its cookie.
         if (!currentSession() && !(await refreshSession())) throw new Error("your session ended meanwhile: sign in, then add the account again");
         await must(api.POST("/me/identities", { body: { accessToken } }));
       } else {
-        adoptSession(await must(api.POST("/auth/session", { body: { accessToken } })));
+        adoptSession(await must(api.POST("/auth/session", { body: { accessToken, ...(inviteCode ? { inviteCode } : {}) } })));
       }
       navigate(next, { replace: true });
     })().catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));

@@ -4,7 +4,11 @@ import { api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
 import { adoptSession } from "../auth/session";
 import type { OidcConfig } from "./oidc";
+import { lazy, Suspense } from "preact/compat";
 import { WalletPicker } from "./wallet-picker";
+
+// Only where the server asks for Turnstile: the login screen of every other deployment carries none of it.
+const TurnstileWidget = lazy(() => import("./turnstile").then((m) => m.TurnstileWidget));
 
 function nextPath(search: string) {
   const next = new URLSearchParams(search).get("next");
@@ -13,7 +17,9 @@ function nextPath(search: string) {
 
 /**
  * An unauthenticated visitor lands here: one button per way this server signs people in
- * (/client-config): the identity provider, a browser wallet, and in local mode a name.
+ * (/client-config): the identity provider, a browser wallet, and in local mode a name. What a
+ * new account needs here (`signUp`) comes with them: an invite code field where sign-up is by
+ * invite, Cloudflare's check where Turnstile is configured, a word where sign-up is closed.
  */
 export function LoginScreen() {
   const config = useClientConfig();
@@ -27,6 +33,11 @@ export function LoginScreen() {
   const oidc = methods.find((m): m is OidcConfig => m.method === "oidc");
   const wallet = methods.some((m) => m.method === "wallet");
   const local = methods.some((m) => m.method === "local");
+  const signUp = config.data?.signUp;
+  const [inviteCode, setInviteCode] = useState("");
+  const [turnstileToken, setTurnstileToken] = useState<string | null>(null);
+  // Each token serves one check: a new round draws a fresh widget after a sign-in used it.
+  const [turnstileRound, setTurnstileRound] = useState(0);
   useEffect(() => nameInput.current?.focus(), [local]);
   const next = nextPath(search);
   const expired = new URLSearchParams(search).has("expired");
@@ -42,6 +53,22 @@ export function LoginScreen() {
     }
   }
 
+  /** What a new account needs, beside the proof: sent with every sign-in, used only by a new account. */
+  const signUpFields = () => ({
+    ...(signUp?.policy === "invite" && inviteCode.trim() ? { inviteCode: inviteCode.trim() } : {}),
+    ...(turnstileToken ? { turnstileToken } : {}),
+  });
+
+  /** Signs in with a proof; a Turnstile token it carried is spent, whatever the answer. */
+  async function signInWith(proof: { wallet: { message: string; signature: string } } | { local: { name: string } }) {
+    const spent = turnstileToken !== null;
+    try {
+      signedIn(await must(api.POST("/auth/session", { body: { ...proof, ...signUpFields() } })));
+    } finally {
+      if (spent) setTurnstileRound((n) => n + 1);
+    }
+  }
+
   const signedIn = (reply: Parameters<typeof adoptSession>[0]) => {
     adoptSession(reply);
     navigate(next, { replace: true });
@@ -49,14 +76,14 @@ export function LoginScreen() {
 
   const localLogin = (e: Event) => {
     e.preventDefault();
-    void run(async () => signedIn(await must(api.POST("/auth/session", { body: { local: { name: name.trim() } } }))));
+    void run(() => signInWith({ local: { name: name.trim() } }));
   };
 
   const oidcLogin = () =>
     void run(async () => {
       // oauth4webapi only for the click that needs it.
       const { startOidcLogin } = await import("./oidc");
-      await startOidcLogin(oidc!, next).catch((err: unknown) => {
+      await startOidcLogin(oidc!, next, "sign-in", signUp?.policy === "invite" && inviteCode.trim() ? inviteCode.trim() : undefined).catch((err: unknown) => {
         throw new Error(`The identity provider could not be reached: ${err instanceof Error ? err.message : String(err)}`);
       });
     });
@@ -89,6 +116,26 @@ export function LoginScreen() {
           </p>
         )}
         {noButtons && !config.data?.signIn.unavailable && <p class="muted">This server offers no way to sign in to the web client.</p>}
+        {signUp?.policy === "closed" && !noButtons && (
+          <p class="notice">This service is not taking new accounts: sign in with the account you already have.</p>
+        )}
+        {signUp?.policy === "invite" && !noButtons && (
+          <label class="field">
+            <span>Invite code</span>
+            <input
+              name="invite-code"
+              autoComplete="off"
+              spellcheck={false}
+              maxLength={200}
+              value={inviteCode}
+              onInput={(e) => setInviteCode(e.currentTarget.value)}
+              aria-describedby="invite-hint"
+            />
+            <small id="invite-hint" class="muted">
+              New accounts need an invite here. Only for your first sign-in: an account you already have signs in without it.
+            </small>
+          </label>
+        )}
         {oidc && (
           <button class="button primary wide" type="button" onClick={oidcLogin} disabled={busy}>
             Continue with {oidc.name}
@@ -100,7 +147,7 @@ export function LoginScreen() {
             wide
             primary={!oidc && !local}
             disabled={busy}
-            onProof={async (proof) => signedIn(await must(api.POST("/auth/session", { body: { wallet: proof } })))}
+            onProof={(proof) => signInWith({ wallet: proof })}
             onError={setError}
           />
         )}
@@ -130,6 +177,14 @@ export function LoginScreen() {
               </button>
             </form>
           </>
+        )}
+        {signUp?.turnstileSiteKey && (wallet || local) && (
+          <div class="stack">
+            <p class="muted">New here? Cloudflare checks that you are a person before an account is made.</p>
+            <Suspense fallback={null}>
+              <TurnstileWidget siteKey={signUp.turnstileSiteKey} round={turnstileRound} onToken={setTurnstileToken} onError={setError} />
+            </Suspense>
+          </div>
         )}
         {error && (
           <p role="alert" class="error">

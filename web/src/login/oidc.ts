@@ -15,6 +15,8 @@ interface Pending {
   state: string;
   next: string;
   purpose: OidcPurpose;
+  /** An invite code typed on the login screen, for a new account (SIGN_UP=invite). */
+  inviteCode?: string;
 }
 
 const redirectUri = () => `${location.origin}/auth/callback`;
@@ -39,7 +41,7 @@ function audienceParams(config: OidcConfig): Record<string, string> {
 }
 
 /** Authorization Code + PKCE: off to the identity provider's own login page. */
-export async function startOidcLogin(config: OidcConfig, next: string, purpose: OidcPurpose = "sign-in") {
+export async function startOidcLogin(config: OidcConfig, next: string, purpose: OidcPurpose = "sign-in", inviteCode?: string) {
   const as = await discover(config);
   if (!as.authorization_endpoint) throw new Error("the identity provider has no authorization endpoint");
   const verifier = oauth.generateRandomCodeVerifier();
@@ -53,7 +55,7 @@ export async function startOidcLogin(config: OidcConfig, next: string, purpose: 
   url.searchParams.set("code_challenge_method", "S256");
   url.searchParams.set("state", state);
   for (const [k, v] of Object.entries(audienceParams(config))) url.searchParams.set(k, v);
-  sessionStorage.setItem(OIDC_PENDING_KEY, JSON.stringify({ verifier, state, next, purpose } satisfies Pending));
+  sessionStorage.setItem(OIDC_PENDING_KEY, JSON.stringify({ verifier, state, next, purpose, ...(inviteCode ? { inviteCode } : {}) } satisfies Pending));
   location.assign(url.href);
 }
 
@@ -61,7 +63,7 @@ export async function startOidcLogin(config: OidcConfig, next: string, purpose: 
  * Back from the provider: trades the code for the provider's access token, which the caller
  * then trades for a session (or adds to the account); says where to go next and why.
  */
-export async function finishOidcLogin(config: OidcConfig): Promise<{ accessToken: string; next: string; purpose: OidcPurpose }> {
+export async function finishOidcLogin(config: OidcConfig): Promise<{ accessToken: string; next: string; purpose: OidcPurpose; inviteCode?: string }> {
   const raw = sessionStorage.getItem(OIDC_PENDING_KEY);
   if (!raw) throw new Error("this login was not started here, or it already finished: log in again");
   const pending = JSON.parse(raw) as Pending;
@@ -74,5 +76,5 @@ export async function finishOidcLogin(config: OidcConfig): Promise<{ accessToken
     ...insecureIfLoopback(config),
   });
   const result = await oauth.processAuthorizationCodeResponse(as, client, response);
-  return { accessToken: result.access_token, next: pending.next, purpose: pending.purpose ?? "sign-in" };
+  return { accessToken: result.access_token, next: pending.next, purpose: pending.purpose ?? "sign-in", inviteCode: pending.inviteCode };
 }

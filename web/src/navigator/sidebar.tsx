@@ -290,7 +290,10 @@ function Folder(props: { group: Group; open: boolean; toggle: () => void; row: (
             defaultValue={group.name}
             maxLength={100}
             ref={(el) => {
-              if (el && document.activeElement !== el) (el.focus(), el.select());
+              if (el && document.activeElement !== el) {
+                el.focus();
+                el.select();
+              }
             }}
             onKeyDown={(e) => e.key === "Escape" && rename(null)}
             onBlur={(e) => rename(e.currentTarget.value)}
@@ -321,10 +324,16 @@ function Folder(props: { group: Group; open: boolean; toggle: () => void; row: (
           </button>
           {menu && more.current && (
             <Menu anchor={more.current} label={`Options for ${label}`} onClose={closeMenu}>
-              <button role="menuitem" type="button" onClick={() => (setMenu(false), setRenaming(true))}>
+              <button role="menuitem" type="button" onClick={() => {
+                  setMenu(false);
+                  setRenaming(true);
+                }}>
                 Rename group
               </button>
-              <button role="menuitem" type="button" class="danger" onClick={() => (setMenu(false), setDeleting(true))}>
+              <button role="menuitem" type="button" class="danger" onClick={() => {
+                  setMenu(false);
+                  setDeleting(true);
+                }}>
                 Delete group
               </button>
             </Menu>
@@ -383,7 +392,9 @@ function Notice({ notice, onDismiss }: { notice: NoticeText; onDismiss: () => vo
     };
     const events = [["mouseenter", hold], ["focusin", hold], ["mouseleave", release], ["focusout", release]] as const;
     for (const [name, listener] of events) el.addEventListener(name, listener);
-    return () => events.forEach(([name, listener]) => el.removeEventListener(name, listener));
+    return () => {
+      for (const [name, listener] of events) el.removeEventListener(name, listener);
+    };
   }, []);
   useEffect(() => {
     if (held || notice.error) return;

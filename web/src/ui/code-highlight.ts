@@ -83,7 +83,9 @@ export async function loadLanguages(languages: Iterable<string>): Promise<void> 
   }
   const missing = [...names].filter((name) => !registered(name));
   const definitions = await Promise.all(missing.map((name) => LANGUAGES[name]!()));
-  missing.forEach((name, i) => hljs.registerLanguage(name, definitions[i]!.default));
+  missing.forEach((name, i) => {
+    hljs.registerLanguage(name, definitions[i]!.default);
+  });
 }
 
 /**

@@ -37,10 +37,32 @@ export function load(extra: Extra): Promise<void> {
           })
         : import("./math").then((m) => void (extras.renderMath = m.renderMath))
   ).then(
-    () => listeners.forEach((listener) => listener()),
+    () => {
+      for (const listener of listeners) listener();
+    },
     // Offline or a new deployment: replies stay readable, plain; the next reply tries again.
     () => void delete loading[extra],
   ));
+}
+
+/** Whether an extra is there (for code: highlight.js, whichever languages it has so far). */
+export const isLoaded = (extra: Extra) => (extra === "markdown" ? !!marked : extra === "code" ? !!extras.highlightCode : !!extras.renderMath);
+
+/** Past these the renderer's recursion (quotes, lists) or its emphasis matching gets too deep or too slow. */
+const MAX_QUOTE_DEPTH = 64;
+const MAX_INDENT = 128;
+const MAX_MARK_RUN = 256;
+
+/** Whether the renderer would go too deep in `text`: nested quotes or lists, or a long run of emphasis marks. */
+export function tooDeepToRender(text: string): boolean {
+  if (new RegExp(`[*_~\\[\\]]{${MAX_MARK_RUN},}`).test(text)) return true;
+  for (const line of text.split("\n")) {
+    const indent = /^[ \t]*/.exec(line)![0].replace(/\t/g, "    ").length;
+    if (indent > MAX_INDENT) return true;
+    const quotes = /^[ \t>]*/.exec(line)![0].split(">").length - 1;
+    if (quotes > MAX_QUOTE_DEPTH) return true;
+  }
+  return false;
 }
 
 const escapeHtml = (text: string) =>
@@ -95,7 +117,7 @@ const configure = (instance: Marked) =>
         const language = lang?.match(/^[\w+#-]+/)?.[0]?.toLowerCase();
         // Like marked's own: the block ends in one newline, which Copy copies too.
         const code = `${text.replace(/\n$/, "")}\n`;
-        let body = extras.highlightCode?.(code, language);
+        const body = extras.highlightCode?.(code, language);
         if (body === undefined) {
           needs.add("code");
           wantedLanguages.add(language ?? "");

@@ -1,6 +1,6 @@
 import DOMPurify, { type Config } from "dompurify";
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { extras, isPrepared, listeners, load, markdownHtml, type Extra } from "./markdown-html";
+import { isLoaded, isPrepared, listeners, load, markdownHtml, tooDeepToRender, type Extra } from "./markdown-html";
 import { plainText } from "./plain-text";
 
 // Every link a model writes opens in a new tab without handing over this page; DOMPurify
@@ -106,22 +106,93 @@ export function renderMarkdown(text: string): { html: string; needs: Extra[] } {
   return result;
 }
 
+// ---------------------------------------------------------------------------------------
+// A message that cannot be rendered never blanks the page. A reply or an imported message may
+// be made to break the renderer: `> ` two thousand times, a run of ten thousand `*`, a list
+// nested three thousand deep overflow marked's stack or take it minutes. Such a message is
+// shown as plain text, alone, with a line saying why, and every other message renders as
+// usual; what is too deep to try is told before trying (the renderer is synchronous: a tab
+// it takes minutes over is frozen). A very long message is shown in parts.
+// ---------------------------------------------------------------------------------------
+
+/** A message longer than this is shown in parts of about this many characters, one more at each click. */
+export const PART_CHARS = 20_000;
+
+/** `text` in parts of at most PART_CHARS, cut at a line's end where one is near (never inside a surrogate pair). */
+export function messageParts(text: string): string[] {
+  const parts: string[] = [];
+  let rest = text;
+  while (rest.length > PART_CHARS) {
+    let cut = rest.lastIndexOf("\n", PART_CHARS);
+    if (cut < PART_CHARS / 2) cut = PART_CHARS;
+    if (/[\uD800-\uDBFF]/.test(rest[cut - 1] ?? "")) cut--;
+    parts.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  parts.push(rest);
+  return parts;
+}
+
+type Rendered = { html: string; needs: Extra[] } | { failed: string };
+
+/** The text rendered, or why it is shown as plain text instead. */
+function renderOrWhy(text: string): Rendered {
+  if (tooDeepToRender(text)) return { failed: "Shown as plain text: its formatting is nested too deeply to display." };
+  try {
+    return renderMarkdown(text);
+  } catch {
+    return { failed: "Shown as plain text: its formatting could not be displayed." };
+  }
+}
+
+/**
+ * Markdown (a model's reply, a shared snapshot). A long text comes in parts (PART_CHARS): the
+ * first, then one more at each press of "Show more".
+ */
 export function Markdown({ text }: { text: string }) {
+  const parts = useMemo(() => messageParts(text), [text]);
+  const [shown, setShown] = useState(1);
+  if (parts.length === 1) return <MarkdownPart text={text} />;
+  const left = parts.slice(shown).reduce((sum, part) => sum + part.length, 0);
+  return (
+    <div class="markdown-parts">
+      {parts.slice(0, shown).map((part, i) => (
+        <MarkdownPart key={i} text={part} />
+      ))}
+      {left > 0 && (
+        <button type="button" class="button small" onClick={() => setShown((n) => n + 1)}>
+          Show more ({left.toLocaleString()} characters left)
+        </button>
+      )}
+    </div>
+  );
+}
+
+function MarkdownPart({ text }: { text: string }) {
   const [loaded, setLoaded] = useState(0);
-  const { html, needs } = useMemo(() => renderMarkdown(text), [text, loaded]);
+  const rendered = useMemo(() => renderOrWhy(text), [text, loaded]);
+  const needs = "needs" in rendered ? rendered.needs : [];
   useEffect(() => {
     const listener = () => setLoaded((n) => n + 1);
     listeners.add(listener);
     // What the first render lacked may have arrived before this effect listened (a reply
     // mounted again as it is stored, while the math it asked for was loading).
-    if (needs.some((extra) => (extra === "code" ? extras.highlightCode : extras.renderMath))) listener();
+    if (needs.some(isLoaded)) listener();
     return () => void listeners.delete(listener);
   }, []);
   useEffect(() => needs.forEach(load), [needs.join()]);
+  if ("failed" in rendered) {
+    return (
+      <div class="markdown">
+        <p class="muted">{rendered.failed}</p>
+        <div class="as-text">{text}</div>
+      </div>
+    );
+  }
   return (
     <div
       class="markdown"
-      dangerouslySetInnerHTML={{ __html: html }}
+      dangerouslySetInnerHTML={{ __html: rendered.html }}
       onClick={(e) => {
         const button = (e.target as Element).closest?.(".code-copy");
         const code = button?.closest(".code-block")?.querySelector("code");

@@ -6,7 +6,7 @@
  */
 export function plainText(markdown: string): string {
   // Most names and many snippets hold no mark at all: they only have their spaces folded.
-  if (!/[`~!\[\]#>*+_\\|-]|^\s*\d+[.)]/.test(markdown)) return markdown.replace(/\s+/g, " ").trim();
+  if (!/[`~![\]#>*+_\\|-]|^\s*\d+[.)]/.test(markdown)) return markdown.replace(/\s+/g, " ").trim();
   return (
     markdown
       // Fences and their language (```js), then images and links by their text.

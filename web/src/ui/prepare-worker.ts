@@ -4,7 +4,7 @@
 // format loads its locale data: 60 ms here, four times that on a phone). See prepare.ts.
 // Each text is answered once with what can be made now and, when it needed an extra that was
 // still loading, again with it.
-import { load, markdownHtml } from "./markdown-html";
+import { load, markdownHtml, tooDeepToRender } from "./markdown-html";
 import { formatDateTime } from "./time";
 
 export type PrepareRequest = { id: number; text: string } | { id: number; dates: string[] };
@@ -30,6 +30,8 @@ addEventListener("message", (event: MessageEvent<PrepareRequest>) => {
 });
 
 function tryRender(text: string) {
+  // Too deep for the renderer (see markdown.tsx): the page says so and shows it as text.
+  if (tooDeepToRender(text)) return null;
   try {
     return markdownHtml(text);
   } catch {

@@ -50,7 +50,9 @@ function theWorker(): Worker | null {
 function received(reply: PrepareReply) {
   const w = waiting.get(reply.id);
   if ("formatted" in reply) {
-    reply.formatted.forEach((text, i) => rememberDateTime(w?.dates?.[i] ?? "", text));
+    reply.formatted.forEach((text, i) => {
+      rememberDateTime(w?.dates?.[i] ?? "", text);
+    });
     waiting.delete(reply.id);
     return w?.done();
   }
@@ -60,7 +62,7 @@ function received(reply: PrepareReply) {
     if (html !== undefined && complete && late.has(id)) {
       rememberPrepared(late.get(id)!, html);
       late.delete(id);
-      listeners.forEach((listener) => listener());
+      for (const listener of listeners) listener();
     }
     return;
   }

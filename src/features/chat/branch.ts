@@ -1,0 +1,127 @@
+import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
+import { bind, eachRow, firstRow, perDb, selectTemplate, type Db, type Template } from "../../platform/db";
+import { textOf, type ChatMessage } from "../../platform/models/adapter";
+import { messageTokens } from "../../platform/models/tokens";
+import { contexts, messages } from "../../../schema/index";
+
+// ---------------------------------------------------------------------------------------
+// What the model is sent of a context: its instructions first, then the messages of the
+// branch that leads to the new message, newest kept first, as many as fit the model's
+// window. The branch is read by walking up `parent_id` from where it ends, in the batch
+// that opens the exchange; the walk stops once the messages read fill the window, so a
+// message costs the same at depth 1,000 as at depth 100.
+// ---------------------------------------------------------------------------------------
+
+/** At most this many earlier messages go to the model, whatever its window. */
+const MAX_HISTORY_MESSAGES = 1000;
+
+/** A message of the branch, as read and as sent. Stored messages are text. */
+export interface HistoryMessage {
+  id: string;
+  role: ChatMessage["role"];
+  content: string;
+}
+
+/** The room left for history in a model's window, after the reply, the instructions and the new message. */
+export function historyBudget(contextWindow: number, message: string | null, instructions: string | null): number {
+  const replyReserve = Math.min(4096, Math.floor(contextWindow / 4));
+  return contextWindow - replyReserve - (message === null ? 0 : messageTokens(message)) - (instructions === null ? 0 : messageTokens(instructions));
+}
+
+/** The prompt: the instructions, the newest of `newestFirst` that fit `budget` (oldest first), then the message. */
+export function promptOf(instructions: string | null, newestFirst: HistoryMessage[], budget: number, message: string): ChatMessage[] {
+  let used = 0;
+  let count = 0;
+  for (const m of newestFirst) {
+    used += messageTokens(textOf(m.content));
+    if (used > budget) break;
+    count++;
+  }
+  const history = newestFirst.slice(0, count).reverse().map(({ role, content }): ChatMessage => ({ role, content }));
+  return [...(instructions === null ? [] : [{ role: "system" as const, content: instructions }]), ...history, { role: "user", content: message }];
+}
+
+/** Where the branch sent to the model ends. */
+export type BranchEnd =
+  /** The end of the context's active branch. */
+  | { kind: "leaf" }
+  /** A reply the message follows. */
+  | { kind: "message"; id: string }
+  /** The user message a regenerated reply answers: the message itself comes first, outside the budget. */
+  | { kind: "above-reply"; replyId: string };
+
+const historyFields = { id: sql<string>`id`, role: sql<ChatMessage["role"]>`role`, content: sql<string>`content` };
+const contextFields = { updatedAt: contexts.updatedAt, instructions: contexts.instructions };
+const replyFields = { role: messages.role, parentRole: sql<string | null>`(select q.role from ${messages} q where q.id = ${messages.parentId})` };
+
+/** The statements of a chat in a context, built once per handle (see perDb) and bound per message. */
+const branchStatements = perDb((db) => {
+  const contextId = sql.placeholder("contextId");
+  const userId = sql.placeholder("userId");
+  const owned = and(eq(contexts.id, contextId), eq(contexts.userId, userId));
+  const leaf = sql`(select ${contexts.leafId} from ${contexts} where ${owned})`;
+  return {
+    context: selectTemplate(contextFields, db.select(contextFields).from(contexts).where(owned)),
+    /** The reply a request names, and the role of the message it answers (to explain a refusal). */
+    reply: selectTemplate(
+      replyFields,
+      db
+        .select(replyFields)
+        .from(messages)
+        .where(and(eq(messages.id, sql.placeholder("messageId")), eq(messages.contextId, contextId), eq(messages.userId, userId))),
+    ),
+    leaf: historyStatement(db, { userId, contextId, start: leaf, countStart: true }),
+    message: historyStatement(db, { userId, contextId, start: sql`${sql.placeholder("startId")}`, countStart: true }),
+    "above-reply": historyStatement(db, {
+      userId,
+      contextId,
+      start: sql`(select m.parent_id from ${messages} m where m.id = ${sql.placeholder("replyId")} and m.context_id = ${contextId} and m.user_id = ${userId})`,
+      countStart: false,
+    }),
+  };
+});
+
+/**
+ * A branch's messages from `start` up to its first, newest first: a recursive walk up
+ * `parent_id`, each step a primary-key lookup, carrying the tokens read so far. It stops
+ * once they pass `budget` (the estimate in SQL counts characters as SQLite does, never more
+ * than promptOf, which trims exactly) or after MAX_HISTORY_MESSAGES.
+ */
+function historyStatement(db: Db, at: { userId: Placeholder; contextId: Placeholder; start: SQL; countStart: boolean }): Template<keyof typeof historyFields> {
+  const tokens = (column: SQL) => sql`(length(${column}) + 2) / 3 + 4`;
+  const { userId, contextId, start } = at;
+  // The query builder has no recursive CTE: the walk is a subquery it selects from, so the
+  // statement is still built once and bound per message.
+  return selectTemplate(
+    historyFields,
+    db
+      .select(historyFields)
+      .from(
+        sql`(with recursive branch(id, parent_id, role, content, depth, tokens) as (
+            select m.id, m.parent_id, m.role, m.content, 0, ${at.countStart ? tokens(sql`m.content`) : sql`0`} from ${messages} m
+            where m.id = ${start} and m.context_id = ${contextId} and m.user_id = ${userId}
+            union all
+            select m.id, m.parent_id, m.role, m.content, b.depth + 1, b.tokens + ${tokens(sql`m.content`)} from branch b join ${messages} m on m.id = b.parent_id
+            where b.depth < ${MAX_HISTORY_MESSAGES - 1} and b.tokens <= ${sql.placeholder("budget")} and m.context_id = ${contextId}
+          ) select id, role, content, depth from branch) as history`,
+      )
+      .orderBy(sql`depth`),
+  );
+}
+
+/** The reads of a message in an existing context, for its opening batch. */
+export function branchReads(db: Db, where: { contextId: string; userId: string; end: BranchEnd; budget: number; requiredReply?: string }) {
+  const prepared = branchStatements(db);
+  const { contextId, userId, end, budget } = where;
+  const values =
+    end.kind === "leaf" ? { contextId, userId, budget } : end.kind === "message" ? { contextId, userId, budget, startId: end.id } : { contextId, userId, budget, replyId: end.replyId };
+  const history = eachRow((row): HistoryMessage => ({ id: row.id as string, role: row.role as ChatMessage["role"], content: row.content as string }));
+  return {
+    context: bind(prepared.context, { contextId, userId }, firstRow((row) => ({ updatedAt: row.updatedAt as number, instructions: row.instructions as string | null }))),
+    reply:
+      where.requiredReply === undefined
+        ? undefined
+        : bind(prepared.reply, { contextId, userId, messageId: where.requiredReply }, firstRow((row) => ({ role: row.role as string, parentRole: row.parentRole as string | null }))),
+    branch: bind(prepared[end.kind], values, history),
+  };
+}
