@@ -12,7 +12,7 @@ import { readDraft, writeDraft } from "./draft";
 import { InstructionsDialog } from "./instructions-dialog";
 import { MessageList, type MessageActions, type ShownMessage } from "./message-list";
 import { ModelHint, ModelPicker, useModels } from "./model-picker";
-import { regenerateReply, sendMessage, type DoneEvent } from "./send-message";
+import { followReply, rateReply, regenerateReply, sendMessage, stopReply, type DoneEvent, type StartedEvent } from "./send-message";
 import { VoiceButton } from "./voice-button";
 import { warmPreparer } from "../ui/prepare";
 
@@ -25,9 +25,14 @@ interface Pending {
   /** The message sent; null when a reply is regenerated (its message is stored). */
   user: string | null;
   assistant: string;
-  state: "streaming" | "stopped" | "failed" | "done";
+  state: "streaming" | "stopping" | "done";
   contextId: string | undefined;
+  /** The running reply, once the server said it started (the `started` event, or GET /contexts/{id}'s `running`). */
+  replyId?: string;
 }
+
+/** A reply still being written on the server, as GET /contexts/{id} tells it. */
+type Running = { replyId: string; parentId: string; model: string; text: string };
 
 type Failure =
   | { kind: "credits"; message: string }
@@ -87,6 +92,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     if (!contextId && preset) setNewInstructions(preset.instructions);
   }, [presetName, contextId, !!profile.data]);
   const abort = useRef<AbortController | null>(null);
+  /** The conversation a reply is being written in, to read again when it is left. */
+  const leaving = useRef<string | undefined>(undefined);
   const ownNavigation = useRef<string | null>(null);
   /** Enter was pressed while the last reply was settling: send the composer once it has. */
   const sendWhenSettled = useRef(false);
@@ -98,7 +105,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       ownNavigation.current = null;
       return;
     }
+    // A reply being written goes on on the server (the exchange was sent in the background):
+    // its conversation is read afresh when opened again, and follows the reply from there.
     abort.current?.abort();
+    if (leaving.current) void client.invalidateQueries({ queryKey: contextKey(leaving.current) });
     sendWhenSettled.current = false;
     setPending(null);
     setFailure(null);
@@ -139,7 +149,15 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const noModel = models.data !== undefined && !models.data.some((m) => m.available);
   const modelUnavailable = !noModel && chosenModel !== undefined && !chosenModel.available;
   const outOfCredits = credits.data?.remaining === 0;
-  const streaming = pending?.state === "streaming";
+  const streaming = pending?.state === "streaming" || pending?.state === "stopping";
+  leaving.current = pending?.contextId;
+
+  // A reply still being written (sent from another tab, or before this chat was left): shown
+  // as it goes on, then as stored.
+  const running = (conversation?.running ?? null) as Running | null;
+  useEffect(() => {
+    if (contextId && running && !pending) void follow(contextId, running);
+  }, [contextId, running?.replyId, pending === null]);
   // The reply is complete and stored; the conversation is being read again to show it.
   const settling = pending?.state === "done";
 
@@ -170,6 +188,9 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     const controller = new AbortController();
     abort.current = controller;
     const sentFrom = contextId;
+    /** Once the server has stored the question (the `started` event), and what the reply holds so far. */
+    let started: StartedEvent | null = null;
+    let written = "";
     setFailure(null);
     setPending(
       exchange.kind === "send"
@@ -180,7 +201,20 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     const options = {
       idempotencyKey,
       signal: controller.signal,
-      onDelta: (delta: string) => setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p)),
+      onDelta: (delta: string) => {
+        written += delta;
+        setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p));
+      },
+      onStarted: (event: StartedEvent) => {
+        started = event;
+        // Stored: the conversation exists, and the reply can be stopped or followed again.
+        setPending((p) => (p ? { ...p, replyId: event.replyId, contextId: event.contextId, ...(sentFrom ? {} : { after: null }) } : p));
+        void client.invalidateQueries({ queryKey: ["contexts"] });
+        if (!sentFrom) {
+          ownNavigation.current = event.contextId;
+          navigate(`/c/${event.contextId}`);
+        }
+      },
     };
     try {
       let done: DoneEvent;
@@ -195,31 +229,25 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       setPending((p) => (p && p.state === "streaming" ? { ...p, state: "done" } : p));
       updateCredits(client, done.credits);
       void client.invalidateQueries({ queryKey: ["contexts"] });
-      if (!sentFrom) {
-        ownNavigation.current = done.contextId;
-        navigate(`/c/${done.contextId}`);
-        watchForTitle(done.contextId);
-      } else if (focusId) {
+      if (!sentFrom) watchForTitle(done.contextId);
+      else if (focusId) {
         // The new reply is on the active branch: show that, not the search hit's.
         navigate(`/c/${done.contextId}`, { replace: true });
       }
       await client.refetchQueries({ queryKey: contextKey(done.contextId) });
       setPending((p) => (p && p.state === "done" ? null : p));
     } catch (err) {
-      if (controller.signal.aborted) {
-        setPending((p) => (p ? { ...p, state: "stopped" } : p));
-        // The server refunds a message whose reader went away; show the counter it leaves.
-        setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), 300);
-        setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), 1500);
-        return;
-      }
+      // Stopped (see stop), or another conversation opened: the reply is the server's now.
+      if (controller.signal.aborted) return;
+      const status = err instanceof ApiError ? err.status : 0;
+      const known = started as StartedEvent | null;
+      if (known) return afterStarted(known, written, status, err);
       // Nothing is lost: a message from the composer goes back into it (and its saved draft).
       if (exchange.kind === "send" && exchange.fromComposer) {
         writeDraft(sentFrom, exchange.message);
         setText(exchange.message);
       }
       setPending(null);
-      const status = err instanceof ApiError ? err.status : 0;
       const reason = err instanceof Error ? err.message : String(err);
       if (status === 401) return;
       if (status === 402) {
@@ -238,6 +266,65 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         setFailure({ kind: "plain", message: reason });
       }
     }
+  }
+
+  /**
+   * An exchange that failed once its question was stored: a connection that broke follows the
+   * reply on (it goes on on the server); a model that failed is shown as stored, with the
+   * reason, and can be regenerated from there.
+   */
+  async function afterStarted(started: StartedEvent, written: string, status: number, err: unknown) {
+    if (status === 0) {
+      setPending(null);
+      return follow(started.contextId, { replyId: started.replyId, parentId: started.messageId, model: chosen, text: written });
+    }
+    if (status !== 401) setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
+    void client.invalidateQueries({ queryKey: creditsKey });
+    await client.refetchQueries({ queryKey: contextKey(started.contextId) });
+    setPending(null);
+  }
+
+  /** Shows a reply the server is still writing, from what it holds, and follows it to its end. */
+  async function follow(id: string, reply: Running) {
+    const controller = new AbortController();
+    abort.current = controller;
+    setFailure(null);
+    setPending({ after: reply.parentId, user: null, assistant: reply.text, state: "streaming", contextId: id, replyId: reply.replyId });
+    const onDelta = (delta: string) => setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p));
+    try {
+      await followReply(id, reply.replyId, reply.text.length, { signal: controller.signal, onDelta });
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      if (!(err instanceof ApiError && err.status === 401)) setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
+    }
+    setPending((p) => (p && p.state === "streaming" ? { ...p, state: "done" } : p));
+    void client.invalidateQueries({ queryKey: creditsKey });
+    void client.invalidateQueries({ queryKey: ["contexts"] });
+    await client.refetchQueries({ queryKey: contextKey(id) });
+    setPending((p) => (p && p.state === "done" ? null : p));
+  }
+
+  /**
+   * Stop: the reply ends where it is, and is kept with the question (POST …/stop); the
+   * conversation is read again to show it as stored, with a note where it ends.
+   */
+  async function stop() {
+    const current = pending;
+    abort.current?.abort();
+    if (!current?.replyId || !current.contextId) {
+      setPending(null);
+      return;
+    }
+    setPending({ ...current, state: "stopping" });
+    try {
+      await stopReply(current.contextId, current.replyId);
+    } catch (err) {
+      setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
+    }
+    void client.invalidateQueries({ queryKey: creditsKey });
+    void client.invalidateQueries({ queryKey: ["contexts"] });
+    await client.refetchQueries({ queryKey: contextKey(current.contextId) });
+    setPending((p) => (p?.replyId === current.replyId ? null : p));
   }
 
   const send = (message: string) => {
@@ -294,6 +381,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
           showVersion: (id) => versions.mutate(id),
           edit: (m, edited) => void run({ kind: "send", message: edited, parentId: m.parentId ?? null, fromComposer: false }),
           regenerate: (m) => void run({ kind: "regenerate", reply: m }),
+          rate: (m, rating) => rateReply(contextId, m.id, rating),
         };
 
   let shown: ShownMessage[] = contextId ? [...loaded] : [];
@@ -305,7 +393,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       role: "assistant",
       content: pending.assistant,
       streaming: pending.state === "streaming",
-      note: pending.state === "stopped" ? "Stopped. This reply was not saved and its credits were refunded." : undefined,
+      note: pending.state === "stopping" ? "Stopping…" : undefined,
     });
   }
 
@@ -451,7 +539,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
                 />
               )}
               {streaming ? (
-                <button type="button" class="icon-button primary" aria-label="Stop" onClick={() => abort.current?.abort()}>
+                <button type="button" class="icon-button primary" aria-label="Stop" disabled={pending?.state === "stopping"} onClick={() => void stop()}>
                   <Icon name="stop" />
                 </button>
               ) : (

@@ -16,7 +16,16 @@ export interface ShownMessage {
   siblingIds?: string[];
   note?: string;
   streaming?: boolean;
+  /** A stored reply's end: whole, stopped by the person, or cut off by a failure. */
+  status?: "done" | "stopped" | "failed";
+  rating?: "up" | "down" | null;
 }
+
+/** What is said under a stored reply that did not end by itself. */
+const STATUS_NOTES = {
+  stopped: "Stopped. What was written so far is kept; regenerate it for a whole reply.",
+  failed: "The model stopped answering here. What it wrote is kept; regenerate it for a whole reply.",
+};
 
 /** What a person can do with a stored message; absent while a reply streams. */
 export interface MessageActions {
@@ -26,6 +35,8 @@ export interface MessageActions {
   edit(message: ShownMessage, text: string): void;
   /** Ask for another reply to the message a reply answers. */
   regenerate(message: ShownMessage): void;
+  /** A reply's thumbs up or down (null: neither). */
+  rate(message: ShownMessage, rating: "up" | "down" | null): Promise<void>;
 }
 
 /**
@@ -143,7 +154,7 @@ function Item({ message: m, focused, actions, language }: { message: ShownMessag
       ) : (
         <div class="reply" aria-busy={m.streaming ? "true" : undefined}>
           {m.streaming && !m.content ? <Writing /> : <Markdown text={m.content} />}
-          {m.note && <p class="message-note">{m.note}</p>}
+          {(m.note ?? (m.status && m.status !== "done")) && <p class="message-note">{m.note ?? STATUS_NOTES[m.status as "stopped" | "failed"]}</p>}
         </div>
       )}
       {actions && editing === null && (
@@ -156,6 +167,7 @@ function Item({ message: m, focused, actions, language }: { message: ShownMessag
             </button>
           ) : (
             <>
+              <Thumbs message={m} rate={actions.rate} />
               <ReadAloudButton id={m.id} text={m.content} language={language} />
               <button type="button" class="icon-button small" aria-label="Regenerate reply" title="Regenerate" onClick={() => actions.regenerate(m)}>
                 <Icon name="regenerate" size={16} />
@@ -165,6 +177,37 @@ function Item({ message: m, focused, actions, language }: { message: ShownMessag
         </div>
       )}
     </li>
+  );
+}
+
+/** 👍 / 👎 under a reply: pressed again, taken back. Shown at once, stored behind. */
+function Thumbs({ message, rate }: { message: ShownMessage; rate: MessageActions["rate"] }) {
+  const [rating, setRating] = useState(message.rating ?? null);
+  const [failed, setFailed] = useState(false);
+  const choose = (value: "up" | "down") => {
+    const next = rating === value ? null : value;
+    const before = rating;
+    setRating(next);
+    setFailed(false);
+    rate(message, next).catch(() => {
+      setRating(before);
+      setFailed(true);
+    });
+  };
+  return (
+    <>
+      <button type="button" class="icon-button small" aria-label="Good reply" title="Good reply" aria-pressed={rating === "up"} onClick={() => choose("up")}>
+        <Icon name="thumbUp" size={16} />
+      </button>
+      <button type="button" class="icon-button small" aria-label="Bad reply" title="Bad reply" aria-pressed={rating === "down"} onClick={() => choose("down")}>
+        <Icon name="thumbDown" size={16} />
+      </button>
+      {failed && (
+        <span class="muted small" role="alert">
+          Not saved; try again.
+        </span>
+      )}
+    </>
   );
 }
 

@@ -58,6 +58,8 @@ export function ContextRow(props: {
     <div class={`row${props.active ? " active" : ""}`}>
       <Link href={`/c/${context.id}`} class="row-link" aria-current={props.active ? "page" : undefined} title={name}>
         {name}
+        {/* A reply is being written there (in this tab or another, or after the tab was left). */}
+        {context.answering && <span class="answering" title="Answering…" aria-label=", answering" role="img" />}
       </Link>
       <button
         ref={button}

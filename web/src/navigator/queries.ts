@@ -14,6 +14,8 @@ export function useContextPages(filter: ListFilter, enabled = true) {
     initialPageParam: null as string | null,
     getNextPageParam: (page) => page.nextCursor,
     enabled,
+    // While a conversation is answering, the list is read again now and then, to see it end.
+    refetchInterval: (query) => (query.state.data?.pages.some((p) => p.items.some((c) => c.answering)) ? 3000 : false),
   });
 }
 

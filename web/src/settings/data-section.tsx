@@ -35,7 +35,7 @@ export function DataSection() {
   const [exportError, setExportError] = useState<string | null>(null);
   const [file, setFile] = useState<File | null>(null);
   const [importing, setImporting] = useState(false);
-  const [result, setResult] = useState<{ items: Context[] } | { error: string } | null>(null);
+  const [result, setResult] = useState<{ items: Context[]; skipped: number } | { error: string } | null>(null);
 
   async function exportAll() {
     setExporting(true);
@@ -70,7 +70,7 @@ export function DataSection() {
       noticeResponse(response);
       const body = await response.json().catch(() => null);
       if (!response.ok) throw toApiError(response, body);
-      setResult(body as { items: Context[] });
+      setResult(body as { items: Context[]; skipped: number });
       void client.invalidateQueries({ queryKey: ["contexts"] });
       void client.invalidateQueries({ queryKey: ["groups"] });
     } catch (err) {
@@ -125,6 +125,7 @@ export function DataSection() {
           <div role="status" class="stack">
             <p>
               Imported {result.items.length} conversation{result.items.length === 1 ? "" : "s"}.
+              {result.skipped > 0 && ` ${result.skipped} conversation${result.skipped === 1 ? "" : "s"} already here, skipped.`}
             </p>
             <ul class="imported-list">
               {result.items.slice(0, 20).map((c) => (
