@@ -16,7 +16,7 @@ import { RICH_REPLIES } from "./lighthouse-content";
 import { machine, median, writeSection } from "./support";
 
 const RUNS = Number(process.env.LIGHTHOUSE_RUNS ?? 3);
-/** A folder to keep each run's full report in (JSON, for Lighthouse's viewer), when set. */
+/** A folder to keep each run's full report (JSON, for Lighthouse's viewer) and its trace (for DevTools' Performance panel) in, when set. */
 const REPORTS = process.env.LIGHTHOUSE_REPORTS;
 /** Only the pages whose names start with one of these (comma-separated), while working on one; BENCHMARKS.md is then left alone. */
 const ONLY = process.env.LIGHTHOUSE_ONLY?.split(",").filter(Boolean);
@@ -50,6 +50,7 @@ async function audit(url: string, port: number, name: string): Promise<Score> {
     mkdirSync(REPORTS, { recursive: true });
     writeFileSync(join(REPORTS, `${name.split(",")[0]!.replace(/\W+/g, "-")}-${Date.now()}.json`), JSON.stringify(lhr));
   }
+  if (REPORTS) writeFileSync(join(REPORTS, `${name.split(",")[0]!.replace(/\W+/g, "-")}-${Date.now()}.trace.json`), JSON.stringify(result.artifacts.Trace));
   if (lhr.runtimeError) throw new Error(`Lighthouse failed on ${url}: ${lhr.runtimeError.message}`);
   const ms = (id: string) => Math.round(lhr.audits[id]?.numericValue ?? NaN);
   return {

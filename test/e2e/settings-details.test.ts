@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 describe.skipIf(!hasChromium)("the settings' details", () => {
   let stack: Stack;
@@ -69,6 +69,28 @@ describe.skipIf(!hasChromium)("the settings' details", () => {
     await importFile(page, "broken.json", "{ not json");
     await page.getByRole("alert").filter({ hasText: "This file is not JSON" }).waitFor();
     await context.close();
+  });
+
+  it("imports an export once: the same file again says its conversations are already here, and adds none", async () => {
+    const token = await apiToken(stack, "yuki");
+    for (const message of ["first", "second"]) {
+      const sent = await fetch(`${stack.url}/chat/send`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: JSON.stringify({ message }) });
+      expect(sent.status).toBe(200);
+    }
+    const file = await (await fetch(`${stack.url}/me/export`, { headers: { Authorization: `Bearer ${token}` } })).text();
+
+    // Into another account: both are made; then again: both skipped.
+    const other = await stack.newContext();
+    const there = await other.newPage();
+    await logInLocally(there, "yuki-elsewhere");
+    await there.goto("/settings/data");
+    await importFile(there, "export.json", file);
+    await there.getByRole("status").filter({ hasText: "Imported 2 conversations." }).waitFor();
+    await importFile(there, "export.json", file);
+    await there.getByRole("status").filter({ hasText: "Nothing new to import. 2 conversations already here, skipped." }).waitFor();
+    await there.goto("/");
+    await eventually("two conversations, not four", async () => (await there.getByRole("list", { name: "Chats" }).getByRole("link").count()) === 2);
+    await other.close();
   });
 });
 

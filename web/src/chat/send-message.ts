@@ -35,13 +35,13 @@ type StreamOptions = {
 
 /** Sends a message (POST /chat/send) and streams the reply; see streamExchange. */
 export function sendMessage(body: Omit<SendBody, "stream" | "background">, options: StreamOptions): Promise<DoneEvent> {
-  return streamExchange("/chat/send", "POST", { ...body, stream: true, background: true } satisfies SendBody, options);
+  return streamExchange("/chat/send", { body: { ...body, stream: true, background: true } satisfies SendBody }, options);
 }
 
 /** Asks for another reply to the message a reply answers, and streams it; see streamExchange. */
 export function regenerateReply(contextId: string, messageId: string, body: Omit<RegenerateBody, "stream" | "background">, options: StreamOptions): Promise<DoneEvent> {
   const path = `/contexts/${encodeURIComponent(contextId)}/messages/${encodeURIComponent(messageId)}/regenerate`;
-  return streamExchange(path, "POST", { ...body, stream: true, background: true } satisfies RegenerateBody, options);
+  return streamExchange(path, { body: { ...body, stream: true, background: true } satisfies RegenerateBody }, options);
 }
 
 /**
@@ -50,7 +50,7 @@ export function regenerateReply(contextId: string, messageId: string, body: Omit
  */
 export function followReply(contextId: string, replyId: string, offset: number, options: Omit<StreamOptions, "idempotencyKey" | "onStarted">): Promise<DoneEvent> {
   const path = `/contexts/${encodeURIComponent(contextId)}/messages/${encodeURIComponent(replyId)}/stream`;
-  return streamExchange(path, "GET", offset > 0 ? { lastEventId: String(offset) } : {}, options);
+  return streamExchange(path, { lastEventId: offset > 0 ? String(offset) : undefined }, options);
 }
 
 /** Stops a running reply: the question and what the reply holds so far are kept (POST …/stop). */
@@ -66,16 +66,21 @@ export async function rateReply(contextId: string, messageId: string, rating: "u
 
 /**
  * Reads a reply's server-sent events with fetch and a ReadableStream (EventSource cannot POST
- * nor send a header): POST with the body as JSON, or GET with `lastEventId`. `onDelta` gets
+ * nor send a header): POST with `body` as JSON, or GET (without one) from `lastEventId`. `onDelta` gets
  * each piece of text as it arrives. Rejects with ApiError for an error reply or an `error`
  * event, and with the abort reason when `signal` aborts (the reply goes on on the server).
  */
-async function streamExchange(path: string, method: "POST" | "GET", body: object & { lastEventId?: string }, options: Omit<StreamOptions, "idempotencyKey"> & { idempotencyKey?: string }): Promise<DoneEvent> {
+async function streamExchange(
+  path: string,
+  request: { body?: object; lastEventId?: string },
+  options: Omit<StreamOptions, "idempotencyKey"> & { idempotencyKey?: string },
+): Promise<DoneEvent> {
   const headers: Record<string, string> = { Accept: "text/event-stream" };
-  if (method === "POST") headers["Content-Type"] = "application/json";
+  if (request.body) headers["Content-Type"] = "application/json";
   if (options.idempotencyKey) headers["Idempotency-Key"] = options.idempotencyKey;
-  if (body.lastEventId) headers["Last-Event-ID"] = body.lastEventId;
-  const response = await authedFetch(new Request(path, { method, headers, body: method === "POST" ? JSON.stringify(body) : undefined, signal: options.signal }));
+  if (request.lastEventId) headers["Last-Event-ID"] = request.lastEventId;
+  const init = { method: request.body ? "POST" : "GET", headers, body: request.body ? JSON.stringify(request.body) : undefined, signal: options.signal };
+  const response = await authedFetch(new Request(path, init));
   noticeResponse(response);
   if (!response.ok || !response.body) {
     const error = (await response.json().catch(() => null)) as { message?: string } | null;

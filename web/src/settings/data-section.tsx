@@ -124,7 +124,9 @@ export function DataSection() {
         {result && "items" in result && (
           <div role="status" class="stack">
             <p>
-              Imported {result.items.length} conversation{result.items.length === 1 ? "" : "s"}.
+              {result.items.length > 0 || result.skipped === 0
+                ? `Imported ${result.items.length} conversation${result.items.length === 1 ? "" : "s"}.`
+                : "Nothing new to import."}
               {result.skipped > 0 && ` ${result.skipped} conversation${result.skipped === 1 ? "" : "s"} already here, skipped.`}
             </p>
             <ul class="imported-list">
