@@ -231,4 +231,28 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
     expect(models[0]!["content-encoding"]).toBe("gzip");
     await context.close();
   });
+  it("opens a conversation at its newest reply, once its replies are rendered", async () => {
+    const token = await apiToken(stack, "opal");
+    const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+    let contextId: string | undefined;
+    for (let i = 1; i <= 6; i++) {
+      stack.upstream.reply = () => `Reply ${i}: ${"a long line about ferns and their water. ".repeat(12)}\n\n\`\`\`js\nconsole.log(${i});\n\`\`\``;
+      const sent = await fetch(`${stack.url}/chat/send`, { method: "POST", headers, body: JSON.stringify({ message: `question ${i}`, ...(contextId ? { contextId } : {}) }) });
+      contextId = ((await sent.json()) as { contextId: string }).contextId;
+    }
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 375, height: 812 });
+    await logInLocally(page, "opal");
+    await page.goto(`/c/${contextId}`);
+    const newest = lastReply(page).getByText("console.log(6);");
+    await newest.waitFor();
+    await expect
+      .poll(() => newest.evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= innerHeight;
+      }))
+      .toBe(true);
+    await context.close();
+  });
 });

@@ -74,8 +74,9 @@ export function MessageList(props: {
       }
     }
     if (!props.focusId) end.current?.scrollIntoView({ block: "end" });
-    // Only a new or growing last message scrolls down; earlier pages added on top do not.
-  }, [last?.id, last?.content, props.focusId]);
+    // Only a new or growing last message scrolls down, or the conversation shown once its
+    // replies are ready; earlier pages added on top do not.
+  }, [last?.id, last?.content, props.focusId, holding && !ready]);
 
   if (props.messages.length === 0) return <div class="messages empty">{props.empty}</div>;
   if (holding && !ready) {
