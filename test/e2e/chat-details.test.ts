@@ -55,7 +55,8 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
   let stack: Stack;
   beforeAll(async () => {
     // Together's model has the longest name of the catalog: "Llama 3.3 70B Turbo (Together)".
-    stack = await startStack({ env: (upstream) => ({ TOGETHER_BASE_URL: upstream.baseUrl, TOGETHER_API_KEY: "test-key" }) });
+    // The service's own model named as its operator says (SVC_MODEL_NAME): what it really serves.
+    stack = await startStack({ env: (upstream) => ({ TOGETHER_BASE_URL: upstream.baseUrl, TOGETHER_API_KEY: "test-key", SVC_MODEL_NAME: "Qwen 2.5 7B" }) });
   });
   afterEach(() => {
     stack.upstream.mode = "ok";
@@ -253,6 +254,15 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
         return r.top >= 0 && r.bottom <= innerHeight;
       }))
       .toBe(true);
+    await context.close();
+  });
+  it("names the service's model as its operator does (SVC_MODEL_NAME)", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "quinn");
+    const options = await page.getByRole("combobox", { name: "Model" }).getByRole("option").allTextContents();
+    expect(options.some((o) => o.startsWith("Qwen 2.5 7B · "))).toBe(true);
+    expect(options.some((o) => o.startsWith("Service 70B"))).toBe(false);
     await context.close();
   });
 });
