@@ -78,6 +78,13 @@ export const messages = sqliteTable(
     // its search triggers; a context's messages are deleted together anyway.
     parentId: text(),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+    /**
+     * A reply's end: `done`, `stopped` by the person (what was written is kept), or `failed`
+     * (the model failed or its process died; nothing charged, the text so far kept).
+     */
+    status: text({ enum: ["done", "stopped", "failed"] }).notNull().default("done"),
+    /** The person's thumbs up (1) or down (-1) on a reply; null: none. */
+    rating: integer(),
   },
   (t) => [
     index("messages_context_created_idx").on(t.contextId, t.createdAt, t.id),
@@ -103,4 +110,36 @@ export const shares = sqliteTable(
     expiresAt: integer({ mode: "timestamp_ms" }),
   },
   (t) => [uniqueIndex("shares_context_idx").on(t.contextId), index("shares_user_idx").on(t.userId)],
+);
+
+/**
+ * A reply still being written, asked for in the background (`background: true`): it runs
+ * to its end whether or not its client stays, then becomes a message (done, stopped or
+ * failed) in the batch that stores it, which deletes this row. The text so far is saved
+ * every second, so that any process can follow it (GET …/stream) and a process that dies
+ * leaves it to be kept as failed when its credit hold is released. `stopRequested` is how
+ * a stop asked of another process (another Workers isolate) reaches the one writing it.
+ */
+export const runningReplies = sqliteTable(
+  "running_replies",
+  {
+    id: text().primaryKey(),
+    contextId: text()
+      .notNull()
+      .references(() => contexts.id, { onDelete: "cascade" }),
+    userId: text()
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** The user message it answers. */
+    parentId: text().notNull(),
+    /** The model asked for (the one answering, once a fallback has begun). */
+    model: text().notNull(),
+    /** The credit hold of its exchange (src/features/chat/holds.ts). */
+    holdId: text().notNull(),
+    text: text().notNull().default(""),
+    stopRequested: integer({ mode: "boolean" }).notNull().default(false),
+    startedAt: integer({ mode: "timestamp_ms" }).notNull(),
+    updatedAt: integer({ mode: "timestamp_ms" }).notNull(),
+  },
+  (t) => [index("running_replies_context_idx").on(t.contextId), index("running_replies_hold_idx").on(t.holdId)],
 );

@@ -1,7 +1,7 @@
 export { users, apiKeys, identities, type StoredPreferences, type StoredPreset } from "./users";
 export { plants } from "./plants";
 export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits";
-export { groups, contexts, messages, shares } from "./contexts";
+export { groups, contexts, messages, shares, runningReplies } from "./contexts";
 export { modelTimings } from "./models";
 export { sessions, refreshTokens, walletNonces, endedSessions } from "./sessions";
 export { invites, signUpCounts } from "./sign-up";

@@ -10,6 +10,7 @@ import { readJsonBody } from "./platform/http/json-body";
 import { documentJsonBodies } from "./platform/http/json-body-route";
 import { createRouter } from "./platform/http/router";
 import { chatRoutes } from "./features/chat/send-routes";
+import { replyRoutes } from "./features/chat/reply-routes";
 import { contextRoutes } from "./features/contexts/contexts-routes";
 import { creditRoutes } from "./features/account/credits-routes";
 import { groupRoutes } from "./features/contexts/groups-routes";
@@ -67,6 +68,7 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
   app.route("/", exportRoutes);
   app.route("/", modelRoutes);
   app.route("/", chatRoutes);
+  app.route("/", replyRoutes);
   app.route("/", creditRoutes);
   app.route("/v1", openAiRoutes);
   app.route("/", clientConfigRoutes);

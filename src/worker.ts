@@ -42,6 +42,8 @@ function runtimeFor(env: Env): Promise<Runtime> {
     },
     // Another isolate's endings are read from the database at most this long after (docs/limits-and-errors.md).
     endedSessionsMaxAgeMs: ENDED_SESSIONS_MAX_AGE_MS,
+    // A request may not wait on what another resolves: followers of a reply read it from the database.
+    liveRepliesShared: false,
   })
     .then((rt) => {
       if (!rt.sessionTokens) rt.log.warn("SESSION_SIGNING_KEY is not set: nobody can sign in to the web client (POST /auth/session answers 503); npm run session-key prints a key");

@@ -232,9 +232,10 @@ describe("GET /contexts/{id}", () => {
       updatedAt: "2026-11-22T13:00:00.001Z",
       messages: [
         { id: m1, role: "user", content: "How often?", parentId: null, siblingIds: [m1], createdAt: "2026-11-22T13:00:00.000Z" },
-        { id: m2, role: "assistant", content: "Weekly.", model: "svc-70b", parentId: m1, siblingIds: [m2], createdAt: "2026-11-22T13:00:00.001Z" },
+        { id: m2, role: "assistant", content: "Weekly.", model: "svc-70b", parentId: m1, siblingIds: [m2], createdAt: "2026-11-22T13:00:00.001Z", status: "done", rating: null },
       ],
       nextBefore: null,
+      running: null,
     });
   });
 

@@ -69,13 +69,12 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const at = options.scheduledTime ?? deps.now();
   const today = utcDay(at);
   const oldestKept = utcDayBefore(at, USAGE_HISTORY_DAYS - 1);
-  const [refundHolds, freeClaims, removeHolds] = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
+  const stale = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
   const [oldTimings, surplusTimings] = pruneTimingStatements(db, at);
   const idleBefore = new Date(at.getTime() - deps.config.SESSION_IDLE_DAYS * 86_400_000);
-  const [, , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces, ended, signUps] = await db.batch([
-    refundHolds,
-    freeClaims,
-    removeHolds,
+  const [, , , , , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces, ended, signUps] = await db.batch([
+    ...stale.first,
+    stale.remove,
     db
       .delete(idempotencyKeys)
       .where(lte(idempotencyKeys.createdAt, new Date(at.getTime() - IDEMPOTENCY_TTL_MS)))

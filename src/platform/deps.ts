@@ -1,3 +1,4 @@
+import { LiveTexts } from "./live-text";
 import type { Context } from "hono";
 import type { Config } from "./config";
 import type { Db } from "./db";
@@ -45,6 +46,8 @@ export interface Runtime {
   identityLinks: IdentityLinks;
   /** Smart-contract wallet signatures, when WALLET_RPC_URL names nodes. */
   contractWallets?: ContractWallets;
+  /** Replies being written in this process, for the requests that follow them (background replies). */
+  liveReplies: LiveTexts;
 }
 
 /** What every request gets from its entry: the runtime plus a database handle. */
@@ -99,6 +102,8 @@ export interface AppEnv {
 }
 
 export interface RuntimeOptions {
+  /** Whether one request may follow a reply another request writes, in memory (Node); false on Workers, where they read the database. */
+  liveRepliesShared?: boolean;
   /** Overrides the key source read from config. */
   authSource?: JwtKeySource;
   /** Local login: trust tokens this key signs and issue them (the Node server without a provider). */
@@ -166,6 +171,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   });
   requireTitleModel(config, models);
   return {
+    liveReplies: new LiveTexts({ shared: options.liveRepliesShared ?? true }),
     localLogin: localKey && ((name) => signLocalToken(localKey, name)),
     config,
     log,

@@ -54,6 +54,7 @@ export const ERROR_CODES = {
   model_failed: { status: 502 },
   model_timeout: { status: 504 },
   cancelled: { status: 400 },
+  reply_lost: { status: 503 },
   idempotency_key_in_use: { status: 409 },
   idempotency_key_reused: { status: 422 },
   // Contexts and the things people own.

@@ -53,6 +53,8 @@ export interface FakeUpstream {
    * that streams for exactly as long as the test needs, whatever the machine's speed.
    */
   holds?: (request: RecordedRequest) => boolean;
+  /** Like `holds`, for a reply that only ends when its client hangs up: releaseHeld() does not end it. */
+  endless?: (request: RecordedRequest) => boolean;
   /** Ends the replies being held (see `holds`). */
   releaseHeld(): void;
   /** The reply for a request: text (default: `echo: <last user message>`), or tool calls. */
@@ -234,7 +236,12 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     const calls = toolCalls.map((c, i) => ({ id: `call_${i}_${c.name}`, name: c.name, input: c.input }));
     if (request.body.stream) {
       if (calls.length > 0) return streamToolCalls(text, calls, res, protocol);
-      const hold = upstream.holds?.(request) ? new Promise<void>((resolve) => held.push(resolve)) : undefined;
+      // Held until released; or, `endless`, until the client hangs up (no release reaches it).
+      const hold = upstream.holds?.(request)
+        ? new Promise<void>((resolve) => held.push(resolve))
+        : upstream.endless?.(request)
+          ? new Promise<void>((resolve) => res.once("close", () => resolve()))
+          : undefined;
       return stream(text, res, protocol, upstream.pieceDelayMs ?? (hold && 100), hold);
     }
     res.writeHead(200, { "content-type": "application/json" });
@@ -334,6 +341,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         void (async () => {
           // Its pieces at the pace of a slow model, then (held) a word at a time until released.
           for (let i = 0; i < sent.length || holding; i++) {
+            if (res.destroyed) return; // the client hung up
             res.write(chunk({ content: i < sent.length ? sent[i] : " more" }, null));
             await new Promise((r) => setTimeout(r, delay));
           }

@@ -11,6 +11,8 @@ export default async function setup(project: TestProject) {
   const lastUser = (req: { body: { messages: Array<{ role: string; content: unknown }> } }) =>
     String([...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? "");
   upstream.holds = (req) => lastUser(req).startsWith("(held)");
+  // "(endless)": the same, until the Worker hangs up (a reply stopped; no release ends it).
+  upstream.endless = (req) => lastUser(req).startsWith("(endless)");
   project.provide("upstreamUrl", upstream.baseUrl);
   return () => upstream.close();
 }

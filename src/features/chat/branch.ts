@@ -32,6 +32,8 @@ export function historyBudget(contextWindow: number, message: string | null, ins
 export function promptOf(instructions: string | null, newestFirst: HistoryMessage[], budget: number, message: string): ChatMessage[] {
   let used = 0;
   let count = 0;
+  // A reply stopped or failed before the model wrote a word is kept for the person, not sent.
+  newestFirst = newestFirst.filter((m) => !(m.role === "assistant" && m.content === ""));
   for (const m of newestFirst) {
     used += messageTokens(textOf(m.content));
     if (used > budget) break;

@@ -54,6 +54,12 @@ export class ExchangeCancelled extends DomainError {
 }
 
 /** The day's credits do not cover the message; they return at the next 00:00 UTC. */
+export class ReplyLost extends DomainError {
+  constructor(replyId: string) {
+    super("reply_lost", `reply ${excerpt(replyId)} stopped being written: the server writing it went away; its credit is refunded, regenerate it`);
+  }
+}
+
 export class CreditsUsedUp extends DomainError {
   constructor(
     message: string,

@@ -150,13 +150,18 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
   }
 }
 
-/** Releases the hold (refunds it) and the key, once; nothing after the exchange ended. */
-export async function release(deps: ChatDeps, exchange: Exchange, reason: string): Promise<void> {
+/**
+ * Releases the hold (refunds it) and the key, once; nothing after the exchange ended.
+ * `statements` join the same batch: what an uncharged reply stores (a stopped or failed
+ * reply in the background). Failing, it is logged, and the hold goes stale (refunded later).
+ */
+export async function release(deps: ChatDeps, exchange: Exchange, reason: string, statements: Step[] = []): Promise<void> {
   if (exchange.ended) return;
   exchange.ended = true;
   const { db, log } = deps;
   const { userId, day, credits } = exchange.charge;
   const batch = new Batch();
+  for (const s of statements) batch.add(s);
   for (const s of releaseHoldStatements(db, exchange.charge)) batch.add(s);
   if (exchange.claim) batch.add(step(releaseClaimStatement(db, exchange.claim)));
   try {

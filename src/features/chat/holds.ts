@@ -2,7 +2,7 @@ import { and, eq, lte, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Config } from "../../platform/config";
 import { bind, perDb, template, type Db, type Step } from "../../platform/db";
 import type { Logger } from "../../platform/log";
-import { creditDays, creditHolds, idempotencyKeys } from "../../../schema/index";
+import { contexts, creditDays, creditHolds, idempotencyKeys, messages, runningReplies } from "../../../schema/index";
 
 // ---------------------------------------------------------------------------------------
 // Credit holds. A chat charge is a hold: the row is written by the batch that debits,
@@ -143,8 +143,10 @@ export function releaseHoldStatements(db: Db, hold: HeldCharge): Step[] {
 
 /**
  * Releases every hold last renewed before `before` (of one user, or of all): refunds each to
- * its day, frees the Idempotency-Key its exchange claimed, deletes it. Three statements
- * that must run in this order, in one batch. The last returns the released holds.
+ * its day, frees the Idempotency-Key its exchange claimed, keeps the reply it was writing in
+ * the background (a running reply, its text so far) as a failed message at the end of its
+ * context's branch, and deletes the hold. Statements that must run in this order, in one
+ * batch: `first`, then `remove`, which returns the released holds.
  */
 export function releaseStaleStatements(db: Db, scope: { userId?: Value<string>; before: Value<number> }) {
   const { userId, before } = scope;
@@ -176,7 +178,45 @@ export function releaseStaleStatements(db: Db, scope: { userId?: Value<string>; 
     .delete(creditHolds)
     .where(and(userId === undefined ? undefined : eq(creditHolds.userId, userId), lte(creditHolds.renewedAt, sql`${before}`)))
     .returning({ id: creditHolds.id, userId: creditHolds.userId, day: creditHolds.day, credits: creditHolds.credits });
-  return [refund, freeClaims, remove] as const;
+  return { first: [refund, freeClaims, ...abandonedReplyStatements(db, userId, before)] as const, remove };
+}
+
+/**
+ * A reply in the background whose process died: its hold is stale (or already gone, and
+ * the reply not saved for as long). It becomes a failed message with the text saved so
+ * far, at the end of its context's branch, and its running row is deleted.
+ */
+function abandonedReplyStatements(db: Db, userId: Value<string> | undefined, before: Value<number>) {
+  const abandoned = (r: SQL) => sql`(${userId === undefined ? sql`1` : sql`${r}.user_id = ${userId}`}) and (
+    exists (select 1 from credit_holds h where h.id = ${r}.hold_id and h.renewed_at <= ${before})
+    or (not exists (select 1 from credit_holds h where h.id = ${r}.hold_id) and ${r}.updated_at <= ${before}))`;
+  const keep = db.insert(messages).select(
+    db
+      .select({
+        id: runningReplies.id,
+        contextId: runningReplies.contextId,
+        userId: runningReplies.userId,
+        role: sql<"assistant">`'assistant'`.as("role"),
+        content: runningReplies.text,
+        model: runningReplies.model,
+        parentId: runningReplies.parentId,
+        createdAt: runningReplies.updatedAt,
+        status: sql<"failed">`'failed'`.as("status"),
+        rating: sql<null>`null`.as("rating"),
+      })
+      .from(runningReplies)
+      .where(abandoned(sql`running_replies`)),
+  );
+  const lead = db
+    .update(contexts)
+    .set({
+      leafId: sql`(select r.id from running_replies r where r.context_id = "contexts"."id" and ${abandoned(sql`r`)} order by r.started_at desc limit 1)`,
+      messageCount: sql`${contexts.messageCount} + (select count(*) from running_replies r where r.context_id = "contexts"."id" and ${abandoned(sql`r`)})`,
+    })
+    // By primary key: only the contexts of abandoned replies are looked at.
+    .where(sql`${contexts.id} in (select r.context_id from running_replies r where ${abandoned(sql`r`)})`);
+  const drop = db.delete(runningReplies).where(abandoned(sql`running_replies`));
+  return [keep, lead, drop] as const;
 }
 
 /**
@@ -184,8 +224,9 @@ export function releaseStaleStatements(db: Db, scope: { userId?: Value<string>; 
  * One batch. Returns how many were released.
  */
 export async function releaseStaleHolds(deps: { db: Db; config: Pick<Config, "MODEL_TIMEOUT_MS">; now: () => Date; log: Logger }): Promise<number> {
-  const [refund, freeClaims, remove] = releaseStaleStatements(deps.db, { before: staleBefore(deps.config, deps.now()).getTime() });
-  const [, , released] = await deps.db.batch([refund, freeClaims, remove]);
+  const { first, remove } = releaseStaleStatements(deps.db, { before: staleBefore(deps.config, deps.now()).getTime() });
+  const results = await deps.db.batch([...first, remove]);
+  const released = results[results.length - 1] as Awaited<typeof remove>;
   if (released.length > 0) {
     deps.log.warn("released abandoned credit holds", {
       count: released.length,

@@ -46,6 +46,8 @@ export interface ModelAnswer {
   timing: ExchangeTiming;
   /** Tokens in and out: the provider's counts, else estimates. */
   tokens: { input: number; output: number; estimated: boolean };
+  /** Stopped by the person (ReplyStopped) before its end: `text` is what was written. */
+  stopped: boolean;
 }
 
 /** Why a model call ended without a reply, in the terms the exchange turns into an error. */
@@ -67,13 +69,21 @@ export class ModelCallFailed extends Error {
 export async function* callModel(deps: CallDeps, call: ModelCall): AsyncGenerator<ModelEvent, ModelAnswer, undefined> {
   let outcome: ModelOutcome = {};
   const request = { ...call.options, messages: call.prompt, onOutcome: (o: ModelOutcome) => void (outcome = o) };
+  const startedAt = performance.now();
   const cap = replyCap(deps.config.MAX_REPLY_CHARS);
-  const begun = await begin(deps, call, request, cap);
-  const { model, deadline, startedAt } = begun;
-  let finished = false;
+  let begun: Begun;
   try {
-    let text = begun.text;
-    let firstTokenAt: number | null = null;
+    begun = await begin(deps, call, request, cap);
+  } catch (err) {
+    // Stopped before the first word: an empty reply, which is kept, uncharged.
+    if (stopped(call.signal)) return wholeAnswer(call, { text: "", model: call.chain[0]!, outcome, startedAt, firstTokenAt: null, stopped: true });
+    throw err;
+  }
+  const { model, deadline } = begun;
+  let finished = false;
+  let text = begun.text;
+  let firstTokenAt: number | null = null;
+  try {
     if (begun.pieces) {
       firstTokenAt = performance.now();
       yield { type: "started", model: model.id };
@@ -96,16 +106,13 @@ export async function* callModel(deps: CallDeps, call: ModelCall): AsyncGenerato
       }
     }
     finished = true;
-    const timing: ExchangeTiming = {
-      model: model.id,
-      at: call.at,
-      firstTokenMs: firstTokenAt === null ? null : Math.round(firstTokenAt - startedAt),
-      durationMs: Math.round(performance.now() - startedAt),
-      outputTokens: outcome.usage?.completionTokens ?? estimateOutputTokens(text, outcome),
-    };
-    const input = outcome.usage?.promptTokens ?? call.prompt.reduce((sum, m) => sum + messageTokens(textOf(m.content)), 0);
-    return { text, model, outcome, timing, tokens: { input, output: timing.outputTokens, estimated: outcome.usage === undefined } };
+    return wholeAnswer(call, { text, model, outcome, startedAt: begun.startedAt, firstTokenAt, stopped: false });
   } catch (err) {
+    // Stopped by the person: what the model wrote so far is the reply.
+    if (stopped(call.signal)) {
+      finished = true;
+      return wholeAnswer(call, { text, model, outcome, startedAt: begun.startedAt, firstTokenAt, stopped: true });
+    }
     throw failure(err, deadline, model);
   } finally {
     deadline.clear();
@@ -113,6 +120,32 @@ export async function* callModel(deps: CallDeps, call: ModelCall): AsyncGenerato
     // model has answered there is nothing left to stop.
     if (!finished) deadline.stop(new DOMException("the caller stopped reading the reply", "AbortError"));
   }
+}
+
+/** The reason a reply's signal aborts with when the person stops it: what was written is kept. */
+export class ReplyStopped extends Error {
+  override name = "ReplyStopped";
+  constructor() {
+    super("the reply was stopped");
+  }
+}
+
+const stopped = (signal: AbortSignal) => signal.aborted && signal.reason instanceof ReplyStopped;
+
+function wholeAnswer(
+  call: ModelCall,
+  at: { text: string; model: RegisteredModel; outcome: ModelOutcome; startedAt: number; firstTokenAt: number | null; stopped: boolean },
+): ModelAnswer {
+  const { text, model, outcome } = at;
+  const timing: ExchangeTiming = {
+    model: model.id,
+    at: call.at,
+    firstTokenMs: at.firstTokenAt === null ? null : Math.round(at.firstTokenAt - at.startedAt),
+    durationMs: Math.round(performance.now() - at.startedAt),
+    outputTokens: outcome.usage?.completionTokens ?? estimateOutputTokens(text, outcome),
+  };
+  const input = outcome.usage?.promptTokens ?? call.prompt.reduce((sum, m) => sum + messageTokens(textOf(m.content)), 0);
+  return { text, model, outcome, timing, tokens: { input, output: timing.outputTokens, estimated: outcome.usage === undefined }, stopped: at.stopped };
 }
 
 interface Begun {

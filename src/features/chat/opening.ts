@@ -81,7 +81,7 @@ const openingStatements = perDb((db) => {
       ),
     };
   }
-  const [releaseRefund, releaseClaims, releaseHolds] = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
+  const stale = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
   return {
     /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
     debit(shape: DebitShape) {
@@ -91,7 +91,7 @@ const openingStatements = perDb((db) => {
       return debit;
     },
     /** The user's abandoned holds, released before the claim and the debit. */
-    releaseStale: [template(releaseRefund), template(releaseClaims), template(releaseHolds)] as const,
+    releaseStale: [...stale.first, stale.remove].map((statement) => template(statement)),
     /** The day's total (to explain a refusal) and the user's default model, in one read. */
     account: selectTemplate(
       accountFields,

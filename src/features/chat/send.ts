@@ -65,7 +65,7 @@ export interface OpenMessageInput {
 }
 
 /** Where the exchange goes in the context: read in the opening batch, written by the storing one. */
-interface Placement {
+export interface Placement {
   turn: ChatTurn;
   userId: string;
   contextId: string;
@@ -203,7 +203,7 @@ export function messageRows(deps: ChatDeps, opened: ReadyMessage, whole: ModelAn
   const userAt = new Date(Math.max(exchange.charge.at.getTime(), placement.lastUpdate + 1));
   const replyAt = new Date(Math.max(deps.now().getTime(), userAt.getTime() + 1));
   const replyId = timeOrderedId("msg");
-  const reply = { replyId, response: whole.text, model: whole.model.id, replyAt, contextId, userId };
+  const reply = { replyId, response: whole.text, model: whole.model.id, replyAt, contextId, userId, status: "done" };
   const questionId = turn.kind === "regenerate" ? placement.parentId! : timeOrderedId("msg");
   const statements =
     turn.kind === "regenerate"
@@ -213,7 +213,7 @@ export function messageRows(deps: ChatDeps, opened: ReadyMessage, whole: ModelAn
         ]
       : [
           placement.isNew
-            ? bind(prepared.insertContext, { contextId, userId, name: contextNameFrom(placement.message), leafId: replyId, instructions: placement.instructions, createdAt: userAt, updatedAt: replyAt })
+            ? bind(prepared.insertContext, { contextId, userId, name: contextNameFrom(placement.message), messageCount: 2, leafId: replyId, instructions: placement.instructions, createdAt: userAt, updatedAt: replyAt })
             : bind(prepared.touchContext, { contextId, userId, updatedAtMs: replyAt.getTime(), added: 2, leafId: replyId }),
           bind(prepared.insertExchange, { ...reply, userMessageId: questionId, message: placement.message, parentId: placement.parentId, userAt }),
         ];
@@ -240,7 +240,7 @@ export async function storeInContext<R>(deps: ChatDeps, opened: ReadyMessage, wh
 }
 
 /** The statements that store an exchange in a context, built once per handle (see perDb) and bound per message. */
-const storeStatements = perDb((db) => {
+export const storeStatements = perDb((db) => {
   const contextId = sql.placeholder("contextId");
   const userId = sql.placeholder("userId");
   /** The model's reply, answering the message whose id is the placeholder `parent`. */
@@ -253,6 +253,7 @@ const storeStatements = perDb((db) => {
     model: sql.placeholder("model"),
     parentId: sql.placeholder(parent),
     createdAt: sql.placeholder("replyAt"),
+    status: sql.placeholder("status"),
   });
   const question = {
     id: sql.placeholder("userMessageId"),
@@ -272,7 +273,7 @@ const storeStatements = perDb((db) => {
         groupId: null,
         name: sql.placeholder("name"),
         nameSource: "message",
-        messageCount: 2,
+        messageCount: sql.placeholder("messageCount"),
         leafId: sql.placeholder("leafId"),
         instructions: sql.placeholder("instructions"),
         createdAt: sql.placeholder("createdAt"),
@@ -291,6 +292,7 @@ const storeStatements = perDb((db) => {
         .where(and(eq(contexts.id, contextId), eq(contexts.userId, userId))),
     ),
     insertExchange: template(db.insert(messages).values([question, reply("userMessageId")])),
+    insertQuestion: template(db.insert(messages).values(question)),
     insertReply: template(db.insert(messages).values(reply("parentId"))),
   };
 });

@@ -43,7 +43,7 @@ export function branchRows(userId: string, contextId: string, last: SQL, count: 
       select m.id, m.parent_id, up.depth + 1 from up join ${messages} m on m.id = up.parent_id
       where up.depth < ${count - 1} and ${inContext(userId, contextId)}
     )
-    select up.depth, m.id, m.role, m.content, m.model, m.created_at, m.parent_id,
+    select up.depth, m.id, m.role, m.content, m.model, m.created_at, m.parent_id, m.status, m.rating,
       (select json_group_array(json_array(s.id, s.created_at)) from ${messages} s
         where s.context_id = ${contextId} and s.parent_id is m.parent_id) as siblings
     from up join ${messages} m on m.id = up.id
@@ -75,6 +75,8 @@ export function selectBranch(db: Db, userId: string, contextId: string, last: SQ
       model: column<string | null>("model"),
       created_at: column<number>("created_at"),
       parent_id: column<string | null>("parent_id"),
+      status: column<BranchRow["status"]>("status"),
+      rating: column<number | null>("rating"),
       siblings: column<string>("siblings"),
     })
     .from(sql`(${branchRows(userId, contextId, last, count)}) as b`)
@@ -89,6 +91,8 @@ export interface BranchRow {
   model: string | null;
   created_at: number;
   parent_id: string | null;
+  status: "done" | "stopped" | "failed";
+  rating: number | null;
   siblings: string;
 }
 

@@ -1,9 +1,10 @@
+import { errorResponses } from "../../platform/http/error-responses";
 import { ContextSchema } from "./context-schema";
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
-import { createContext, deleteContext, getContext, listContexts, MAX_INSTRUCTIONS, updateContext, type GroupFilter } from "./contexts";
+import { createContext, deleteContext, getContext, listContexts, MAX_INSTRUCTIONS, rateReply, updateContext, type GroupFilter } from "./contexts";
 import { MessageNotFound } from "./errors";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "./search";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
@@ -25,10 +26,29 @@ const MessageSchema = z
       description: "The messages that share its parent (its versions: regenerated replies, edited messages), itself included, oldest first",
     }),
     createdAt: iso,
+    status: z.enum(["done", "stopped", "failed"]).optional().openapi({
+      description:
+        "Replies only: `stopped` when the person stopped it (what the model had written is kept), `failed` when the model failed " +
+        "or the server writing it went away (what it had written is kept; nothing was charged)",
+    }),
+    rating: z.enum(["up", "down"]).nullable().optional().openapi({ description: "Replies only: the person's thumbs up or down, or null" }),
   })
   .openapi("Message");
 
+const RunningReplySchema = z
+  .object({
+    replyId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA"),
+    parentId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZB").openapi({ description: "The user message it answers" }),
+    model: z.string().openapi({ example: "svc-70b" }),
+    text: z.string().openapi({ description: "What it has written so far (saved every second)" }),
+    startedAt: iso,
+  })
+  .openapi("RunningReply");
+
 const ContextWithMessagesSchema = ContextSchema.extend({
+  running: RunningReplySchema.nullable().openapi({
+    description: "A reply still being written in the background (follow it with GET /contexts/{id}/messages/{replyId}/stream), or null",
+  }),
   messages: z.array(MessageSchema).openapi({ description: "One branch, oldest first" }),
   nextBefore: z.string().nullable().openapi({
     description: "Pass as `before` to get the messages before these on the same branch; null when these are the oldest",
@@ -65,7 +85,12 @@ const listRoute = authenticatedRoute({
       description: "A page of contexts; `nextCursor` is null on the last page",
       content: {
         "application/json": {
-          schema: z.object({ items: z.array(ContextSchema), nextCursor: z.string().nullable() }).openapi("ContextPage"),
+          schema: z
+            .object({
+              items: z.array(ContextSchema.extend({ answering: z.boolean().openapi({ description: "A reply is being written in it now" }) })),
+              nextCursor: z.string().nullable(),
+            })
+            .openapi("ContextPage"),
         },
       },
     },
@@ -224,7 +249,31 @@ const contextNotFound = (id: string) => new ApiError("context_not_found", `conte
 const groupNotFound = (id: string) => new ApiError("group_not_found", `group ${excerpt(id)} not found; list your groups with GET /groups`);
 
 // /contexts/search is registered before /contexts/{id}, which would otherwise take it.
+const ratingRoute = authenticatedRoute({
+  method: "put",
+  path: "/contexts/{id}/messages/{messageId}/rating",
+  tags: ["contexts"],
+  summary: "Rate a reply: thumbs up or down, or null to take the rating back",
+  request: {
+    params: idParam.extend({ messageId: Id.openapi({ param: { name: "messageId", in: "path" }, example: "msg_Yv3Q0k8mN2pR5sT7uW9xZA" }) }),
+    body: {
+      required: true,
+      content: { "application/json": { schema: z.object({ rating: z.enum(["up", "down"]).nullable() }).openapi("Rating") } },
+    },
+  },
+  responses: {
+    200: { description: "The rating as stored", content: { "application/json": { schema: z.object({ rating: z.enum(["up", "down"]).nullable() }) } } },
+    ...errorResponses(400, 401, 404),
+  },
+});
+
 export const contextRoutes = createRouter()
+  .openapi(ratingRoute, async (c) => {
+    const { id, messageId } = c.req.valid("param");
+    const { rating } = c.req.valid("json");
+    if (!(await rateReply(c.get("deps").db, c.get("principal").userId, id, messageId, rating))) throw new MessageNotFound(messageId, id, "messageId");
+    return c.json({ rating }, 200);
+  })
   .openapi(searchRoute, async (c) => {
     const { q, limit, includeArchived } = c.req.valid("query");
     return c.json({ items: await searchContexts(c.get("deps").db, c.get("principal").userId, q, limit, { includeArchived }) }, 200);

@@ -2,7 +2,7 @@ import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { randomId } from "../../platform/encoding";
 import type { Db, Position } from "../../platform/db";
-import { contexts, groups, messages, shares } from "../../../schema/index";
+import { contexts, groups, messages, runningReplies, shares } from "../../../schema/index";
 import { deleteSearchEntries } from "./search";
 import { ensureUser } from "../../platform/auth/users";
 import { activeLeaf, leafBelow, parentOf, selectBranch, siblingIds, type BranchRow } from "./branches";
@@ -40,6 +40,21 @@ export interface MessageView {
   /** The messages that share its parent (versions of it), itself included, oldest first. */
   siblingIds: string[];
   createdAt: string;
+  /** A reply's end: done, stopped by the person, or failed (nothing charged). */
+  status?: "done" | "stopped" | "failed";
+  /** The person's thumbs up (1) or down (-1) on a reply, or null. */
+  rating?: "up" | "down" | null;
+}
+
+/** A reply being written in the background, as GET /contexts/{id} shows it. */
+export interface RunningReplyView {
+  replyId: string;
+  /** The user message it answers. */
+  parentId: string;
+  model: string;
+  /** Its text as last saved (up to a second old): GET …/messages/{id}/stream follows it live. */
+  text: string;
+  startedAt: string;
 }
 
 /** Which contexts a listing covers: all, one group's, or those in no group. */
@@ -93,7 +108,7 @@ export async function listContexts(
   db: Db,
   userId: string,
   page: { limit: number; after?: Position; filter: GroupFilter; archived?: boolean; pinned?: boolean },
-): Promise<{ items: ContextView[]; next: Position | null } | null> {
+): Promise<{ items: Array<ContextView & { answering: boolean }>; next: Position | null } | null> {
   const { filter, after, limit } = page;
   const conditions: Array<SQL | undefined> = [eq(contexts.userId, userId), eq(contexts.archived, page.archived ?? false)];
   if (page.pinned !== undefined) conditions.push(eq(contexts.pinned, page.pinned));
@@ -102,13 +117,13 @@ export async function listContexts(
   // A row value comparison walks the (user_id, updated_at, id) index in one range.
   if (after) conditions.push(sql`(${contexts.updatedAt}, ${contexts.id}) < (${after.at}, ${after.id})`);
   const list = db
-    .select(contextColumns)
+    .select({ ...contextColumns, answering: sql<number>`exists (select 1 from ${runningReplies} r where r.context_id = "contexts"."id")` })
     .from(contexts)
     .where(and(...conditions))
     .orderBy(desc(contexts.updatedAt), desc(contexts.id))
     .limit(limit + 1);
 
-  let rows: ContextRow[];
+  let rows: Array<ContextRow & { answering: number }>;
   if (filter.kind === "group") {
     const [group, listed] = await db.batch([
       db.select({ id: groups.id }).from(groups).where(ownGroup(userId, filter.groupId)),
@@ -123,7 +138,7 @@ export async function listContexts(
   const pageRows = more ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];
   return {
-    items: pageRows.map(toContextView),
+    items: pageRows.map(({ answering, ...row }) => ({ ...toContextView(row), answering: Boolean(answering) })),
     next: more && last ? { at: last.updatedAt.getTime(), id: last.id } : null,
   };
 }
@@ -186,7 +201,7 @@ export async function getContext(
   id: string,
   page: { limit: number; before?: string; leaf?: string },
 ): Promise<
-  | { found: true; context: ContextView & { messages: MessageView[]; nextBefore: string | null } }
+  | { found: true; context: ContextView & { messages: MessageView[]; nextBefore: string | null; running: RunningReplyView | null } }
   | { found: false; missing: "context" | "before" | "leaf" }
 > {
   const anchorId = page.before ?? page.leaf;
@@ -195,13 +210,20 @@ export async function getContext(
     : leafBelow(id, page.leaf === undefined ? activeLeaf(userId, id) : sql`${page.leaf}`);
   const context = db.select(contextColumns).from(contexts).where(ownContext(userId, id));
   const branch = selectBranch(db, userId, id, last, page.limit + 1);
-  const [found, rows, anchor] = anchorId
+  const running = db
+    .select({ replyId: runningReplies.id, parentId: runningReplies.parentId, model: runningReplies.model, text: runningReplies.text, startedAt: runningReplies.startedAt })
+    .from(runningReplies)
+    .where(and(eq(runningReplies.contextId, id), eq(runningReplies.userId, userId)))
+    .orderBy(desc(runningReplies.startedAt))
+    .limit(1);
+  const [found, rows, replies, anchor] = anchorId
     ? await db.batch([
         context,
         branch,
+        running,
         db.select({ id: messages.id }).from(messages).where(and(eq(messages.id, anchorId), eq(messages.contextId, id), eq(messages.userId, userId))),
       ])
-    : [...(await db.batch([context, branch])), null];
+    : [...(await db.batch([context, branch, running])), null];
   if (!found[0]) return { found: false, missing: "context" };
   if (anchor && anchor.length === 0) return { found: false, missing: page.before ? "before" : "leaf" };
 
@@ -213,6 +235,7 @@ export async function getContext(
       ...toContextView(found[0]),
       messages: pageRows.map(branchMessage),
       nextBefore: more ? pageRows[0]!.id : null,
+      running: replies[0] ? { ...replies[0], startedAt: replies[0].startedAt.toISOString() } : null,
     },
   };
 }
@@ -227,6 +250,7 @@ export function branchMessage(row: BranchRow): MessageView {
     parentId: row.parent_id,
     siblingIds: siblingIds(row),
     createdAt: isoTime(Number(row.created_at)),
+    ...(row.role === "assistant" ? { status: row.status, rating: row.rating === 1 ? "up" : row.rating === -1 ? "down" : null } : {}),
   };
 }
 
@@ -331,3 +355,16 @@ export async function readActiveBranch(
 
 /** The longest branch read whole (a share snapshot, a Markdown export). */
 export const MAX_BRANCH = 100_000;
+
+/**
+ * A person's thumbs up or down on one of their replies (null takes it back). False when
+ * `messageId` is not a reply of their context `contextId`.
+ */
+export async function rateReply(db: Db, userId: string, contextId: string, messageId: string, rating: "up" | "down" | null): Promise<boolean> {
+  const rows = await db
+    .update(messages)
+    .set({ rating: rating === "up" ? 1 : rating === "down" ? -1 : null })
+    .where(and(eq(messages.id, messageId), eq(messages.contextId, contextId), eq(messages.userId, userId), eq(messages.role, "assistant")))
+    .returning({ id: messages.id });
+  return rows.length === 1;
+}

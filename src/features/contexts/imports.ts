@@ -224,7 +224,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
     statements.push(
       db.insert(messages).select(
         sql`select json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${userId}, json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]')
+          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), 'done', null
         from json_each(${chunk})
         -- Only the messages of the contexts just made (the others were skipped).
         where exists (select 1 from ${contexts} c where c.id = json_extract(value, '$[1]'))`,

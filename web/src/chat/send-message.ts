@@ -1,4 +1,4 @@
-import { ApiError, authedFetch, must, api, noticeResponse, type Credits, type Message } from "../api/client";
+import { ApiError, api, authedFetch, must, noticeResponse, type Credits } from "../api/client";
 import type { paths } from "../api/schema";
 
 type SendBody = paths["/chat/send"]["post"]["requestBody"]["content"]["application/json"];
@@ -54,9 +54,8 @@ export function followReply(contextId: string, replyId: string, offset: number, 
 }
 
 /** Stops a running reply: the question and what the reply holds so far are kept (POST …/stop). */
-export async function stopReply(contextId: string, replyId: string): Promise<Message> {
-  const { message } = await must(api.POST("/contexts/{id}/messages/{messageId}/stop", { params: { path: { id: contextId, messageId: replyId } } }));
-  return message;
+export async function stopReply(contextId: string, replyId: string): Promise<void> {
+  await must(api.POST("/contexts/{id}/messages/{replyId}/stop", { params: { path: { id: contextId, replyId } } }));
 }
 
 /** A reply's thumbs up or down (null: neither). */

@@ -8,7 +8,8 @@ import { ConversationMenuItems, type ConversationAction } from "./conversation-a
 
 /** One conversation in the sidebar: a link, renamed in place, with an options menu. */
 export function ContextRow(props: {
-  context: Context;
+  /** From a list (answering: a reply is being written in it), or a search hit's. */
+  context: Context & { answering?: boolean };
   active: boolean;
   renaming: boolean;
   onAction: (action: ConversationAction) => void;
