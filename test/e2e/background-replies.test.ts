@@ -30,6 +30,7 @@ describe.skipIf(!hasChromium)("replies that finish without their tab, and Stop t
     stack = await startStack({ dailyCredits: 500 });
   });
   afterEach(() => {
+    stack.upstream.mode = "ok";
     stack.upstream.releaseHeld();
     stack.upstream.holds = undefined;
     stack.upstream.reply = (req) => `echo: ${req.body.messages.at(-1)?.content ?? ""}`;
@@ -115,8 +116,8 @@ describe.skipIf(!hasChromium)("replies that finish without their tab, and Stop t
     const page = await context.newPage();
     await logInLocally(page, "kim");
     await eventually("the counter shows the full allowance", async () => (await creditsLeft(page)) === 500);
-    stack.upstream.reply = () => "";
-    stack.upstream.holds = () => true;
+    // The model takes the request and says nothing.
+    stack.upstream.mode = "slow";
     await typeAndPressEnter(page, "are you there?");
     await page.getByRole("status").filter({ hasText: "The assistant is writing a reply" }).waitFor();
     await eventually("the chat exists", async () => /^\/c\/.+/.test(new URL(page.url()).pathname));
