@@ -106,7 +106,7 @@ describe.skipIf(!hasChromium)("chatting", () => {
     await context.close();
   });
 
-  it("says in words when the model fails, charges nothing, and retries on request", async () => {
+  it("says in words when the model fails, charges nothing, keeps the message and retries on request", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "erin");
@@ -116,13 +116,18 @@ describe.skipIf(!hasChromium)("chatting", () => {
     await composer.fill("are you there?");
     await composer.press("Enter");
     await page.getByRole("alert").filter({ hasText: "The model failed to answer. Nothing was charged." }).waitFor();
-    expect(await composer.inputValue()).toBe("are you there?");
-    expect(await creditsLeft(page)).toBe(500);
+    // The message is kept in the conversation (stored before the model answered), with the
+    // reply that failed under it; the composer is free.
+    await page.getByRole("listitem", { name: "You said" }).filter({ hasText: "are you there?" }).waitFor();
+    await page.getByText("The model stopped answering here.").waitFor();
+    expect(await composer.inputValue()).toBe("");
+    await eventually("refunded", async () => (await creditsLeft(page)) === 500);
 
     stack.upstream.mode = "ok";
     await page.getByRole("button", { name: "Retry" }).click();
     await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "echo: are you there?" }).waitFor();
     await eventually("charged once", async () => (await creditsLeft(page)) === 499);
+    expect(await page.getByRole("listitem", { name: "You said" }).count()).toBe(1);
     await context.close();
   });
 

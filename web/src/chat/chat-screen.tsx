@@ -278,10 +278,16 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       setPending(null);
       return follow(started.contextId, { replyId: started.replyId, parentId: started.messageId, model: chosen, text: written });
     }
-    if (status !== 401) setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
     void client.invalidateQueries({ queryKey: creditsKey });
     await client.refetchQueries({ queryKey: contextKey(started.contextId) });
     setPending(null);
+    if (status === 401) return;
+    if (status === 502 || status === 504) {
+      // The message is stored, and the reply as far as it got (refunded): Retry regenerates it.
+      const what = status === 504 ? "The model took too long to answer" : "The model failed to answer";
+      const failed: ShownMessage = { id: started.replyId, role: "assistant", content: written, parentId: started.messageId };
+      setFailure({ kind: "retry", message: `${what}. Nothing was charged.`, retry: () => void latest.current.run({ kind: "regenerate", reply: failed }) });
+    } else setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
   }
 
   /** Shows a reply the server is still writing, from what it holds, and follows it to its end. */
@@ -326,6 +332,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     await client.refetchQueries({ queryKey: contextKey(current.contextId) });
     setPending((p) => (p?.replyId === current.replyId ? null : p));
   }
+
+  // A Retry made by an earlier render runs with this one's conversation (a new chat's own id).
+  const latest = useRef({ run });
+  latest.current.run = run;
 
   const send = (message: string) => {
     // The last reply is stored but not shown from the server yet: its id is not known to

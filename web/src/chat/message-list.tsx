@@ -21,11 +21,12 @@ export interface ShownMessage {
   rating?: "up" | "down" | null;
 }
 
-/** What is said under a stored reply that did not end by itself. */
-const STATUS_NOTES = {
-  stopped: "Stopped. What was written so far is kept; regenerate it for a whole reply.",
-  failed: "The model stopped answering here. What it wrote is kept; regenerate it for a whole reply.",
-};
+/** What is said under a stored reply that did not end by itself (null for one that did). */
+function statusNote({ status, content }: ShownMessage): string | null {
+  if (status === "stopped") return content ? "Stopped. What was written so far is kept; regenerate it for a whole reply." : "Stopped before the first word. Regenerate it for a reply.";
+  if (status === "failed") return content ? "The model stopped answering here. What it wrote is kept; regenerate it for a whole reply." : "The model stopped answering here, before its first word. Regenerate it to try again.";
+  return null;
+}
 
 /** What a person can do with a stored message; absent while a reply streams. */
 export interface MessageActions {
@@ -155,7 +156,7 @@ function Item({ message: m, focused, actions, language }: { message: ShownMessag
       ) : (
         <div class="reply" aria-busy={m.streaming ? "true" : undefined}>
           {m.streaming && !m.content ? <Writing /> : <Markdown text={m.content} />}
-          {(m.note ?? (m.status && m.status !== "done")) && <p class="message-note">{m.note ?? STATUS_NOTES[m.status as "stopped" | "failed"]}</p>}
+          {(m.note ?? statusNote(m)) && <p class="message-note">{m.note ?? statusNote(m)}</p>}
         </div>
       )}
       {actions && editing === null && (
