@@ -119,7 +119,7 @@ describe.skipIf(!hasChromium)("chatting", () => {
     // The message is kept in the conversation (stored before the model answered), with the
     // reply that failed under it; the composer is free.
     await page.getByRole("listitem", { name: "You said" }).filter({ hasText: "are you there?" }).waitFor();
-    await page.getByText("The model stopped answering here.").waitFor();
+    await page.getByText(/^The model stopped answering here/).waitFor();
     expect(await composer.inputValue()).toBe("");
     await eventually("refunded", async () => (await creditsLeft(page)) === 500);
 
