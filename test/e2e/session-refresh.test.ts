@@ -47,6 +47,8 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     await eventually("the reply streams", async () => streamedWith !== undefined);
     await eventually("the token the reply was asked with has expired", async () => !(await accepted(stack, streamedWith)));
     await eventually("the client renewed it while the reply streamed", async () => whileStreaming >= 1);
+    // Its held part (a word at a time, after its text) has begun.
+    await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "story more" }).waitFor();
     stack.upstream.holds = undefined;
     stack.upstream.releaseHeld();
     // The reply has ended when Stop gives way to Send (the model's stream closes after its last word).

@@ -281,12 +281,18 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     void client.invalidateQueries({ queryKey: creditsKey });
     await client.refetchQueries({ queryKey: contextKey(started.contextId) });
     setPending(null);
+    replyFailed({ id: started.replyId, role: "assistant", content: written, parentId: started.messageId }, status, err);
+  }
+
+  /**
+   * Says why a stored reply failed. A model's failure (502, 504) is refunded and the reply
+   * stays as far as it got: Retry regenerates it.
+   */
+  function replyFailed(reply: ShownMessage, status: number, err: unknown) {
     if (status === 401) return;
     if (status === 502 || status === 504) {
-      // The message is stored, and the reply as far as it got (refunded): Retry regenerates it.
       const what = status === 504 ? "The model took too long to answer" : "The model failed to answer";
-      const failed: ShownMessage = { id: started.replyId, role: "assistant", content: written, parentId: started.messageId };
-      setFailure({ kind: "retry", message: `${what}. Nothing was charged.`, retry: () => void latest.current.run({ kind: "regenerate", reply: failed }) });
+      setFailure({ kind: "retry", message: `${what}. Nothing was charged.`, retry: () => void latest.current.run({ kind: "regenerate", reply }) });
     } else setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
   }
 
@@ -296,12 +302,16 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     abort.current = controller;
     setFailure(null);
     setPending({ after: reply.parentId, user: null, assistant: reply.text, state: "streaming", contextId: id, replyId: reply.replyId });
-    const onDelta = (delta: string) => setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p));
+    let written = reply.text;
+    const onDelta = (delta: string) => {
+      written += delta;
+      setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p));
+    };
     try {
       await followReply(id, reply.replyId, reply.text.length, { signal: controller.signal, onDelta });
     } catch (err) {
       if (controller.signal.aborted) return;
-      if (!(err instanceof ApiError && err.status === 401)) setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
+      replyFailed({ id: reply.replyId, role: "assistant", content: written, parentId: reply.parentId }, err instanceof ApiError ? err.status : 0, err);
     }
     setPending((p) => (p && p.state === "streaming" ? { ...p, state: "done" } : p));
     void client.invalidateQueries({ queryKey: creditsKey });
