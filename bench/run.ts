@@ -11,6 +11,7 @@ const sections = [
   "worker",
   "search",
   "web",
+  "lighthouse",
   "before-after",
 ];
 

@@ -38,6 +38,11 @@ export const contexts = sqliteTable(
     archived: integer({ mode: "boolean" }).notNull().default(false),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
     updatedAt: integer({ mode: "timestamp_ms" }).notNull(),
+    /**
+     * An imported context's id in the file it came from (an export's context id, a ChatGPT
+     * conversation's id): importing that file again skips it. Null for a context made here.
+     */
+    importedFrom: text(),
   },
   (t) => [
     // Listing is "most recently updated first" with a keyset cursor on (updatedAt, id).
@@ -45,6 +50,8 @@ export const contexts = sqliteTable(
     // The navigator's pinned list and the archived view, in the same order.
     index("contexts_user_flags_idx").on(t.userId, t.archived, t.pinned, t.updatedAt, t.id),
     index("contexts_group_idx").on(t.groupId),
+    // An import looks up which of the file's contexts this person has already.
+    index("contexts_user_imported_idx").on(t.userId, t.importedFrom),
   ],
 );
 

@@ -34,10 +34,14 @@ import { serveClientFile, serveClientPage } from "./platform/http/web-client";
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
 
-/** The whole HTTP service, independent of the runtime it is served from. */
-export function createApp(resolveDeps: DepsResolver) {
+/**
+ * The whole HTTP service, independent of the runtime it is served from. `compression`: the
+ * Node entry's, around every reply (the Worker's are compressed at Cloudflare's edge).
+ */
+export function createApp(resolveDeps: DepsResolver, options: { compression?: MiddlewareHandler } = {}) {
   const app = createRouter();
 
+  if (options.compression) app.use(options.compression);
   app.use(requestId());
   app.use(dependenciesAndCors(resolveDeps));
   // Before any route sees the request: PATCH /contexts/search must not reach /contexts/{id}.

@@ -10,6 +10,7 @@ import { keepSearchIndexed } from "./jobs/search-index";
 import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./platform/node/local-login-key";
 import { createNodeDeps } from "./platform/node/node-deps";
 import { serveNode } from "./platform/node/serve-node";
+import { compressJson } from "./platform/node/compress-json";
 import { startBanner } from "./platform/node/start-banner";
 import type { LocalKey } from "./platform/auth/local-login";
 import { nextUtcMidnight } from "./features/account/credits";
@@ -87,7 +88,7 @@ async function main() {
   setTimeout(releaseHolds, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS).unref();
   // New messages wait to be indexed for search; this indexes them a few times a second.
   const stopIndexing = keepSearchIndexed(deps);
-  const app = createApp(() => deps);
+  const app = createApp(() => deps, { compression: compressJson() });
 
   const server = serveNode(app.fetch, { port: config.PORT, hostname: host }, (info) => {
     deps.baseUrl = `http://localhost:${info.port}`;

@@ -177,7 +177,11 @@ describe("GET /usage/messages", () => {
     } while (cursor);
     expect(pages).toBe(3);
     expect(seen.map((s) => s.contextId)).toEqual([...contextIds].reverse());
-    expect(seen[0]).toEqual({ at: "2026-11-22T09:04:00.000Z", model: "svc-70b", contextId: contextIds[4], messageId: expect.stringMatching(/^msg_/), credits: 1 });
+    expect(seen[0]).toEqual({ at: "2026-11-22T09:04:00.000Z", model: "svc-70b", contextId: contextIds[4], contextName: expect.any(String), messageId: expect.stringMatching(/^msg_/), credits: 1 });
+    // A deleted context's charges stay, without its name.
+    expect((await h.request(`/contexts/${contextIds[4]}`, { method: "DELETE", token })).status).toBe(204);
+    const after: { items: typeof seen } = await json(h.request("/usage/messages?limit=1", { token }));
+    expect(after.items[0]).toMatchObject({ contextId: contextIds[4], contextName: null });
   });
 
   it("answers 400 for a cursor it did not issue", async () => {

@@ -132,6 +132,12 @@ describe("MODELS", () => {
     });
   });
 
+  it("names the service's own model SVC_MODEL_NAME when the operator gives one", () => {
+    const named = parseConfig({ ...AUTH, SVC_MODEL_BASE_URL: "http://127.0.0.1:1/v1", SVC_MODEL_NAME: "Qwen 2.5 7B" });
+    expect(named.catalog.models.find((m) => m.id === "svc-70b")!.name).toBe("Qwen 2.5 7B");
+    expect(parseConfig({ ...AUTH }).catalog.models.find((m) => m.id === "svc-70b")!.name).toBe("Service 70B");
+  });
+
   it("applies MODEL_CREDITS to the operator's models and refuses it for an id the catalog lacks", () => {
     const config = parseConfig({ ...AUTH, MODELS: houseCatalog(), MODEL_CREDITS: "house-backup=5" });
     expect(config.catalog.models.find((m) => m.id === "house-backup")!.credits).toBe(5);

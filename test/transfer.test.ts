@@ -142,7 +142,7 @@ describe("GET /me/export", () => {
     const p = await personWithData("everything");
     await personWithData("someone-else");
     const res = await h.request("/me/export", { token: p.token });
-    expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename="plant-chat-export-\d{4}-\d\d-\d\d\.json"$/);
+    expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename="assistant-chat-export-\d{4}-\d\d-\d\d\.json"$/);
     const doc = await ok<ExportDoc>(res);
     expect(doc.profile).toMatchObject({ name: "everything", presets: [{ name: "Coach", instructions: "Be patient." }] });
     expect(doc.groups.map((g) => g.name)).toEqual(["Houseplants"]);
@@ -199,6 +199,27 @@ describe("POST /contexts/import", () => {
     const read = await get<{ messages: Message[] }>(`/contexts/${monstera.id}`, carol);
     expect(read.messages.map((m) => m.content)).toEqual(["How often?", "Weekly.", "In winter?", "Every 2 weeks."]);
     expect(read.messages[1]!.siblingIds).toHaveLength(2);
+  });
+
+  it("skips what is already here: the same file imported twice, an account's own export, ChatGPT's file again", async () => {
+    const p = await personWithData("re-importer");
+    const exported = JSON.stringify(await get<ExportDoc>("/me/export", p.token));
+    // Its own export, back into the same account: both conversations are there.
+    expect(await ok<{ items: Context[]; skipped: number }>(await importFile(p.token, exported), 201)).toEqual({ items: [], skipped: 2 });
+    const dana = await h.signIn("dana-imports-twice");
+    const first = await ok<{ items: Context[]; skipped: number }>(await importFile(dana, exported), 201);
+    expect([first.items.length, first.skipped]).toEqual([2, 0]);
+    expect(await ok<{ items: Context[]; skipped: number }>(await importFile(dana, exported), 201)).toEqual({ items: [], skipped: 2 });
+    expect(await countContexts(dana)).toBe(2);
+    // Deleted since: imported again.
+    await h.request(`/contexts/${first.items[0]!.id}`, { method: "DELETE", token: dana });
+    const back = await ok<{ items: Context[]; skipped: number }>(await importFile(dana, exported), 201);
+    expect([back.items.map((c) => c.name), back.skipped]).toEqual([[first.items[0]!.name], 1]);
+
+    const eli = await h.signIn("eli-from-chatgpt-twice");
+    expect((await ok<{ items: Context[]; skipped: number }>(await importFile(eli, chatGptFile), 201)).skipped).toBe(0);
+    expect(await ok<{ items: Context[]; skipped: number }>(await importFile(eli, chatGptFile), 201)).toEqual({ items: [], skipped: 3 });
+    expect(await countContexts(eli)).toBe(3);
   });
 
   it("puts imported contexts into the person's group of the same name, creating it when missing", async () => {
@@ -273,7 +294,8 @@ describe("POST /contexts/import", () => {
     expect(body.length).toBeGreaterThan(1024 * 1024);
     const { items } = await ok<{ items: Context[] }>(await importFile(token, body), 201);
     expect(items).toHaveLength(12);
-    expect((await ok<{ items: Context[] }>(await importFile(token, JSON.stringify(conversation)), 201)).items).toHaveLength(1);
+    // The same conversation on its own: already here.
+    expect(await ok<{ items: Context[]; skipped: number }>(await importFile(token, JSON.stringify(conversation)), 201)).toMatchObject({ items: [], skipped: 1 });
   });
 
   const chatGpt = (mapping: Record<string, unknown>, extra: Record<string, unknown> = {}) => JSON.stringify([{ title: "t", mapping, ...extra }]);
@@ -288,7 +310,7 @@ describe("POST /contexts/import", () => {
 
   it.each([
     ["a file that is not JSON", "{not json", /the file is not valid JSON/],
-    ["a file of neither format", JSON.stringify({ hello: 1 }), /expected this service's export .* or ChatGPT's conversations\.json/],
+    ["a file of neither format", JSON.stringify({ hello: 1 }), /neither an export of this service .* nor ChatGPT's conversations\.json/],
     ["a conversation that is not an object", JSON.stringify([5]), /\[0\]: must be a conversation/],
     ["a conversation without a mapping", JSON.stringify([{ title: "x" }]), /\[0\]\.mapping: must be an object of nodes/],
     ["a node whose parent is missing", chatGpt({ a: node(null), b: node("zzz") }), /\[0\]\.mapping\.b\.parent: names no node of this conversation \("zzz"\)/],

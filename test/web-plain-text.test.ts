@@ -12,6 +12,8 @@ describe("Markdown read as plain text", () => {
     ["> quoted\n> - listed item", "quoted listed item"],
     ["```python\nprint('hi')\n```", "print('hi')"],
     ["~~old~~ new \\*literal\\*", "old new *literal*"],
+    ["| Plant | Water | |---|:---:| | Fern | **weekly** |", "Plant · Water · Fern · weekly"],
+    ["…ter | | Monstera | weekly | | Cactus | monthly…", "…ter · Monstera · weekly · Cactus · monthly…"],
   ])("%j reads %j", (markdown, text) => {
     expect(plainText(markdown)).toBe(text);
   });

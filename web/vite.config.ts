@@ -14,5 +14,8 @@ export default defineConfig({
   root: import.meta.dirname,
   plugins: [preact()],
   build: { outDir: "dist", emptyOutDir: true, target: "es2022", assetsInlineLimit: 0 },
+  // The Markdown worker (web/src/ui/markdown-worker.ts) loads highlight.js and KaTeX only when
+  // a text needs them: a module worker, split like the page's own code.
+  worker: { format: "es" },
   server: { proxy: Object.fromEntries(API.map((path) => [path, { target, changeOrigin: true }])) },
 });

@@ -114,6 +114,9 @@ const ConfigSchema = z.object({
   SVC_MODEL_BASE_URL: httpUrl("an OpenAI-compatible base URL ending in /v1"),
   SVC_MODEL_API_KEY: optionalText,
   SVC_MODEL_UPSTREAM: optionalText.transform((v) => v ?? "llama-3.3-70b"),
+  // The name people see for the service's own model (the picker, usage), e.g. "Qwen 2.5 7B":
+  // whatever SVC_MODEL_BASE_URL really serves. Unset: "Service 70B".
+  SVC_MODEL_NAME: optionalText,
   MODEL_TIMEOUT_MS: positiveInt(60_000),
   // A new context's title, asked of a model once its first reply is stored: `on` where people
   // see it (sign-ins, not API keys), `all` (API keys too), or `off`; TITLE_MODEL names the

@@ -56,7 +56,8 @@ describe.skipIf(!hasChromium)("what each page loads", () => {
 
     expect(chat).toBeLessThan(150 * KiB);
     // One bundle for every page was ~82 KiB: the login and share pages now skip the chat's code.
-    expect(login).toBeLessThan(40 * KiB);
+    // (The login was 35 KiB before sign-up's policy and Turnstile came to it: 41 KiB now.)
+    expect(login).toBeLessThan(44 * KiB);
     expect(share).toBeLessThan(chat - 15 * KiB);
     await chatContext.close();
     await context.close();

@@ -109,10 +109,20 @@ describe("moving contexts on the Worker (D1)", () => {
     expect(created.status).toBe(201);
     const exported = await call("/me/export", { headers: auth });
     expect(exported.status).toBe(200);
-    const imported = await call("/contexts/import", { method: "POST", headers: json, body: await exported.text() });
+    const file = await exported.text();
+    // Into the same account: it is already here.
+    const again = await call("/contexts/import", { method: "POST", headers: json, body: file });
+    expect(again.status).toBe(201);
+    expect(await again.json()).toEqual({ items: [], skipped: 1 });
+    // Into another: made there, in a group of the same name.
+    const other = await signIn("mover-elsewhere");
+    const imported = await call("/contexts/import", { method: "POST", headers: { ...other, "Content-Type": "application/json" }, body: file });
     expect(imported.status).toBe(201);
-    const listed = (await (await call("/contexts?limit=10", { headers: auth })).json()) as { items: Array<{ name: string; groupId: string | null }> };
-    expect(listed.items.map((c) => c.name)).toEqual(["Repotting", "Repotting"]);
-    expect(listed.items.every((c) => c.groupId === group.id)).toBe(true);
+    expect(((await imported.json()) as { skipped: number }).skipped).toBe(0);
+    const listed = (await (await call("/contexts?limit=10", { headers: other })).json()) as { items: Array<{ name: string; groupId: string | null }> };
+    expect(listed.items.map((c) => c.name)).toEqual(["Repotting"]);
+    const groups = (await (await call("/groups", { headers: other })).json()) as { items: Array<{ id: string; name: string }> };
+    expect(groups.items.map((g) => g.name)).toEqual(["Balcony"]);
+    expect(listed.items[0]!.groupId).toBe(groups.items[0]!.id);
   });
 });

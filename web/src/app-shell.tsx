@@ -1,34 +1,23 @@
-import { useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useRoute } from "wouter-preact";
 import { ChatScreen } from "./chat/chat-screen";
+import { ConversationHeader } from "./chat/conversation-header";
 import { CreditCounter } from "./chat/credit-counter";
 import { Sidebar } from "./navigator/sidebar";
 import { Icon } from "./ui/icons";
-import { plainText } from "./ui/plain-text";
+import { useAfterFirstPaint } from "./ui/use-after-first-paint";
 
 // Settings are a page of their own, loaded when opened; so is the archive.
 const SettingsScreen = lazy(() => import("./settings/settings-screen").then((m) => m.SettingsScreen));
 const ArchivedScreen = lazy(() => import("./navigator/archived-screen").then((m) => m.ArchivedScreen));
 
-/** The open conversation's name (from the cache the chat screen fills), else the app's. */
-function ConversationTitle({ id }: { id: string | undefined }) {
-  const client = useQueryClient();
-  const [, rerender] = useState(0);
-  useEffect(() => client.getQueryCache().subscribe(() => rerender((n) => n + 1)), [client]);
-  // Every branch read of the conversation is cached under this prefix; any one has its name.
-  const stored = id ? client.getQueriesData<{ pages: Array<{ name: string }> }>({ queryKey: ["context", id] }).find(([, d]) => d)?.[1]?.pages[0]?.name : undefined;
-  const name = stored === undefined ? undefined : plainText(stored);
-  useEffect(() => {
-    document.title = name ? `${name} · Assistant Chat` : "Assistant Chat";
-  }, [name]);
-  return <span class="topbar-name">{name ?? "Assistant Chat"}</span>;
-}
-
 /** The signed-in app: the navigator, the top bar, and the chat or settings. */
 export function Shell() {
   const [drawer, setDrawer] = useState(false);
+  // The navigator comes the task after the first paint of the chat (or settings): on a phone it
+  // is a closed drawer, and one long task at start is what makes a page feel stuck.
+  const navigator = useAfterFirstPaint();
   const toggle = useRef<HTMLButtonElement>(null);
   const closeDrawer = () => {
     setDrawer(false);
@@ -54,7 +43,7 @@ export function Shell() {
         Skip to content
       </a>
       <div class="sidebar-wrap" id="navigator">
-        <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} />
+        {navigator && <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} />}
       </div>
       {drawer && <div class="scrim" onClick={closeDrawer} aria-hidden="true" />}
       <div class="main">
@@ -70,7 +59,7 @@ export function Shell() {
           >
             <Icon name="menu" />
           </button>
-          <div class="topbar-title">{isSettings ? "Settings" : isArchived ? "Archived" : <ConversationTitle id={chat?.id} />}</div>
+          {isSettings || isArchived ? <div class="topbar-title">{isSettings ? "Settings" : "Archived"}</div> : <ConversationHeader id={chat?.id} />}
           <CreditCounter />
         </header>
         <main id="main" class="content" tabIndex={-1}>

@@ -45,6 +45,7 @@ const UsageItemSchema = z
     contextId: serviceId("ctx", "ctx_3q2-7wEv0dQkX1sYb6nN8A")
       .nullable()
       .openapi({ description: "Null for messages sent without a context (/v1)" }),
+    contextName: z.string().nullable().openapi({ description: "The context's name now; null without a context, or once it was deleted", example: "Watering the monstera" }),
     messageId: serviceId("msg", "msg_Yv3Q0k8mN2pR5sT7uW9xZA")
       .nullable()
       .openapi({ description: "The reply the credits paid for, on its branch of the context (GET /contexts/{id}?leaf=); null without a context, or recorded before replies were named" }),

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, lt, lte, or, sql } from "drizzle-orm";
 import type { Position } from "../../platform/db";
 import { bind, perDb, template, type Db, type Step } from "../../platform/db";
-import { creditDays, usageEvents } from "../../../schema/index";
+import { contexts, creditDays, usageEvents } from "../../../schema/index";
 import { utcDay, utcDayBefore } from "./credits";
 
 /** Credits used per day, newest first, every day of the range included (0 when unused). */
@@ -23,6 +23,8 @@ export interface UsageItem {
   at: string;
   model: string;
   contextId: string | null;
+  /** The context's name now; null without a context, or when it was deleted. */
+  contextName: string | null;
   /** The reply the credits paid for (its branch of the context); null without a context. */
   messageId: string | null;
   credits: number;
@@ -41,10 +43,12 @@ export async function listUsageMessages(
       at: usageEvents.at,
       model: usageEvents.model,
       contextId: usageEvents.contextId,
+      contextName: contexts.name,
       messageId: usageEvents.messageId,
       credits: usageEvents.credits,
     })
     .from(usageEvents)
+    .leftJoin(contexts, eq(contexts.id, usageEvents.contextId))
     .where(
       and(
         eq(usageEvents.userId, userId),
@@ -58,7 +62,7 @@ export async function listUsageMessages(
   const pageRows = more ? rows.slice(0, page.limit) : rows;
   const last = pageRows[pageRows.length - 1];
   return {
-    items: pageRows.map((r) => ({ at: r.at.toISOString(), model: r.model, contextId: r.contextId, messageId: r.messageId, credits: r.credits })),
+    items: pageRows.map((r) => ({ at: r.at.toISOString(), model: r.model, contextId: r.contextId, contextName: r.contextName, messageId: r.messageId, credits: r.credits })),
     next: more && last ? { at: last.at.getTime(), id: last.id } : null,
   };
 }

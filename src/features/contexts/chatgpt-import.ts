@@ -91,6 +91,7 @@ function conversation(value: unknown, path: string, now: number): ImportedContex
     updatedAt: updated ?? created ?? list.at(-1)?.createdAt ?? now,
     leafKey: keptAtOrAbove(current),
     messages: list,
+    sourceId: typeof value.id === "string" ? value.id.slice(0, 200) : typeof value.conversation_id === "string" ? value.conversation_id.slice(0, 200) : null,
   };
 }
 

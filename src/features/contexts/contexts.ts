@@ -177,6 +177,7 @@ export async function createContext(
               archived: sql<number>`0`.as("archived"),
               createdAt: sql<number>`${now.getTime()}`.as("created_at"),
               updatedAt: sql<number>`${now.getTime()}`.as("updated_at"),
+              importedFrom: sql<null>`null`.as("imported_from"),
             })
             .from(groups)
             .where(ownGroup(principal.userId, input.groupId)),

@@ -38,6 +38,8 @@ export interface ImportedContext {
   updatedAt: number;
   leafKey: string | null;
   messages: ImportedMessage[];
+  /** Its id in the file, when it has one: a context imported (or made) here with that id is not imported again. */
+  sourceId: string | null;
 }
 
 /**

@@ -41,7 +41,7 @@ export function readImport(file: unknown, now: Date): ImportedContext[] {
   else {
     throw new ImportInvalid(
       "",
-      `expected this service's export (an object with "format": "${EXPORT_FORMAT}") or ChatGPT's conversations.json (an array of conversations with a "mapping")`,
+      "it is neither an export of this service (Settings → Data → Export everything, or a conversation's Export) nor ChatGPT's conversations.json (from ChatGPT's Settings → Data controls → Export)",
     );
   }
   if (imported.length > IMPORT_LIMITS.contexts) {
@@ -140,6 +140,7 @@ function fromExport(doc: Record<string, unknown>, now: number): ImportedContext[
       updatedAt: time(c.updatedAt, at(path, "updatedAt"), createdAt, now),
       leafKey,
       messages: list,
+      sourceId: c.id === undefined ? null : string(c.id, at(path, "id"), { max: 200, nullable: true }),
     };
   });
 }
@@ -151,9 +152,11 @@ const CHUNK_BYTES = 1_000_000;
  * Creates the contexts read from a file as the caller's, with new ids, in one batch:
  * their groups (found by name, created when missing), the contexts, their messages. The
  * imported contexts lead the list, in the order they were last updated in the file; their
- * messages keep their times. Costs no credits. One round trip.
+ * messages keep their times. A context the caller already has (imported from the same source
+ * before, or their own, by its id in the file) is skipped and counted. Costs no credits. One
+ * round trip.
  */
-export async function importContexts(db: Db, principal: Principal, imported: ImportedContext[], now: Date): Promise<ContextView[]> {
+export async function importContexts(db: Db, principal: Principal, imported: ImportedContext[], now: Date): Promise<{ items: ContextView[]; skipped: number }> {
   const userId = principal.userId;
   const nowMs = now.getTime();
   const statements: BatchItem<"sqlite">[] = [];
@@ -196,6 +199,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
       c.messages.length,
       c.createdAt,
       updatedAt.get(i),
+      c.sourceId,
     ]);
   });
 
@@ -206,8 +210,13 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
         sql`select json_extract(value, '$[0]'), ${userId},
           (select g.id from ${groups} g where g.user_id = ${userId} and g.name = json_extract(value, '$[3]')),
           json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[8]'), json_extract(value, '$[7]'),
-          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[9]'), json_extract(value, '$[10]')
-        from json_each(${chunk})`,
+          json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), json_extract(value, '$[9]'), json_extract(value, '$[10]'),
+          json_extract(value, '$[11]')
+        from json_each(${chunk})
+        -- Already here: imported from the same source before, or this account's own context.
+        where json_extract(value, '$[11]') is null or not exists (
+          select 1 from ${contexts} c where c.user_id = ${userId}
+            and (c.imported_from = json_extract(value, '$[11]') or c.id = json_extract(value, '$[11]')))`,
       ),
     );
   }
@@ -216,7 +225,9 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
       db.insert(messages).select(
         sql`select json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${userId}, json_extract(value, '$[2]'), json_extract(value, '$[3]'),
           json_extract(value, '$[4]'), json_extract(value, '$[5]'), json_extract(value, '$[6]'), 'done', null
-        from json_each(${chunk})`,
+        from json_each(${chunk})
+        -- Only the messages of the contexts just made (the others were skipped).
+        where exists (select 1 from ${contexts} c where c.id = json_extract(value, '$[1]'))`,
       ),
     );
   }
@@ -229,7 +240,8 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
   statements.push(created);
   const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   const byId = new Map((results.at(-1) as Awaited<typeof created>).map((row) => [row.id, toContextView(row)]));
-  return ids.map((id) => byId.get(id)!);
+  const items = ids.flatMap((id) => byId.get(id) ?? []);
+  return { items, skipped: ids.length - items.length };
 }
 
 /** The newest message no other follows: where a file that names no active branch ends it. */

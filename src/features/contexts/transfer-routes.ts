@@ -96,7 +96,13 @@ const exportAccountRoute = authenticatedRoute({
 });
 
 const ImportReplySchema = z
-  .object({ items: z.array(ContextSchema).openapi({ description: "The contexts created, in the file's order" }) })
+  .object({
+    items: z.array(ContextSchema).openapi({ description: "The contexts created, in the file's order" }),
+    skipped: z.number().int().openapi({
+      description: "The file's contexts already here, not imported again: imported from the same file before, or this account's own (by their id in the file)",
+      example: 0,
+    }),
+  })
   .openapi("ImportResult");
 
 const importRoute = authenticatedRoute(
@@ -108,6 +114,7 @@ const importRoute = authenticatedRoute(
     description:
       `The body is the file, up to ${IMPORT_LIMITS.bytes / MIB} MiB: this service's export (GET /me/export, GET /contexts/{id}/export) ` +
       "or ChatGPT's `conversations.json` (an array of conversations whose `mapping` is a tree of nodes). Every branch is kept; ids are new; " +
+      "a context already here (imported from the same file before, or this account's own, by its id in the file) is skipped and counted in `skipped`; " +
       `no credits are charged. At most ${IMPORT_LIMITS.contexts} contexts and ${IMPORT_LIMITS.messages} messages of up to ${IMPORT_LIMITS.content} ` +
       "characters each. A file that cannot be imported is a 400 (`import_invalid`) naming where it is wrong, and nothing is imported.",
     request: {
@@ -190,8 +197,8 @@ function withLinks(c: Context<AppEnv>, { shares, ...document }: ExportDocument) 
 export const importRoutes = createRouter().openapi(importRoute, async (c) => {
   const { db, now } = c.get("deps");
   const file = await readFile(c);
-  const items = await importContexts(db, c.get("principal"), readImport(file, now()), now());
-  return c.json({ items }, 201);
+  const result = await importContexts(db, c.get("principal"), readImport(file, now()), now());
+  return c.json(result, 201);
 });
 
 export const exportRoutes = createRouter()
@@ -210,5 +217,5 @@ export const exportRoutes = createRouter()
     const { db, now, models } = c.get("deps");
     const at = now();
     const document = await exportAccount(db, c.get("principal"), at, defaultModelOf(models));
-    return c.json(withLinks(c, document), 200, attachment(`plant-chat-export-${at.toISOString().slice(0, 10)}.json`));
+    return c.json(withLinks(c, document), 200, attachment(`assistant-chat-export-${at.toISOString().slice(0, 10)}.json`));
   });

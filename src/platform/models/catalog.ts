@@ -96,6 +96,8 @@ export interface BuiltInVariables {
   SVC_MODEL_BASE_URL?: string;
   SVC_MODEL_API_KEY?: string;
   SVC_MODEL_UPSTREAM: string;
+  /** The service model's display name (its built-in one when unset). */
+  SVC_MODEL_NAME?: string;
   SVC_MODEL_WORKERS_AI: string;
   OPENAI_API_KEY?: string;
   OPENAI_BASE_URL?: string;
@@ -243,6 +245,7 @@ export function builtInCatalog(vars: BuiltInVariables): ModelEntry[] {
     };
     switch (model.provider) {
       case "svc":
+        if (vars.SVC_MODEL_NAME) common.name = vars.SVC_MODEL_NAME;
         if (vars.SVC_MODEL_BASE_URL) {
           return { ...common, protocol: "openai", baseUrl: vars.SVC_MODEL_BASE_URL, apiKey: vars.SVC_MODEL_API_KEY, upstream: vars.SVC_MODEL_UPSTREAM };
         }

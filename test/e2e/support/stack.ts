@@ -53,6 +53,8 @@ export async function startStack(
     ...(oidc ? { AUTH_OIDC_ISSUER: oidc.issuer, AUTH_OIDC_CLIENT_ID: oidc.clientId, AUTH_OIDC_AUDIENCE: oidc.audience } : {}),
     // The provider's pictures (its `picture` claims) come from this host, answered below.
     AVATAR_HOSTS: `https://${AVATAR_HOST}`,
+    // Another build of the client, e.g. an earlier commit's, to see a new test fail before its fix.
+    ...(process.env.E2E_WEB_DIST ? { WEB_DIST_DIR: process.env.E2E_WEB_DIST } : {}),
     ...(typeof options.env === "function" ? options.env(upstream) : options.env),
   });
   oidc?.configure(server.url);

@@ -6,6 +6,11 @@
 // request is retried once. Refreshes of every tab of this origin take turns (Web Locks): the
 // refresh token is replaced at each one, and two refreshes racing with the same token would
 // end the session as if it had been stolen.
+//
+// A cookie the page can read, `signed_in`, says a refresh cookie may be there: set with each
+// session this page takes, removed when it ends. Without it (a first visit, after signing
+// out) the page does not ask POST /auth/refresh, which could only fail: the visitor is
+// welcomed by the login screen, not told that a session ended, and the console stays clean.
 
 export interface AccountSummary {
   id: string;
@@ -41,6 +46,22 @@ channel?.addEventListener("message", (event) => {
   if (event.data === "signed-out") setSession(null, "signed-out");
 });
 
+/** The readable cookie beside the refresh cookie; it holds no secret, only that there may be a session. */
+const MARKER = "signed_in";
+
+function markSignedIn(on: boolean) {
+  const secure = location.protocol === "https:" ? "; Secure" : "";
+  // 400 days, the longest a browser keeps a cookie; the session itself ends sooner unused,
+  // and a refresh then says so ("Your session ended") and removes this.
+  // biome-ignore lint/suspicious/noDocumentCookie: a marker cookie the server reads; the Cookie Store API is not in every browser.
+  document.cookie = `${MARKER}=${on ? "1" : ""}; Path=/; Max-Age=${on ? 400 * 86_400 : 0}; SameSite=Strict${secure}`;
+}
+
+/** Whether this browser may hold a session to restore (it took one and has not ended it). */
+function mayHaveSession(): boolean {
+  return document.cookie.split(/;\s*/).includes(`${MARKER}=1`);
+}
+
 // Earlier versions of the client kept the token in localStorage: none of it may stay behind.
 for (const key of ["auth.token", "auth.expiresAt"]) localStorage.removeItem(key);
 
@@ -56,6 +77,7 @@ export function onSessionChange(listener: (session: Session | null, reason?: End
 
 function setSession(session: Session | null, reason?: EndReason) {
   current = session;
+  markSignedIn(session !== null);
   clearTimeout(renewal);
   // A 401 renews it too, should the timer not have run (a sleeping laptop, a throttled tab).
   if (session) renewal = setTimeout(() => void refreshSession(), Math.max(0, session.renewAt - Date.now()));
@@ -77,6 +99,8 @@ export function adoptSession(reply: SessionReply): Session {
  * and tabs take turns.
  */
 export function refreshSession(): Promise<Session | null> {
+  // Nothing to renew: never signed in in this browser, or signed out (here or in another tab).
+  if (!current && !mayHaveSession()) return Promise.resolve(null);
   refreshing ??= withRefreshLock(async () => {
     const response = await fetch("/auth/refresh", { method: "POST", headers: { Accept: "application/json" } });
     if (response.ok) return adoptSession((await response.json()) as SessionReply);

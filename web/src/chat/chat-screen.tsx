@@ -1,5 +1,5 @@
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
@@ -11,9 +11,10 @@ import { creditsKey, updateCredits, useCredits } from "./credits";
 import { readDraft, writeDraft } from "./draft";
 import { InstructionsDialog } from "./instructions-dialog";
 import { MessageList, type MessageActions, type ShownMessage } from "./message-list";
-import { ModelPicker, useModels } from "./model-picker";
-import { regenerateReply, sendMessage, type DoneEvent } from "./send-message";
+import { ModelHint, ModelPicker, useModels } from "./model-picker";
+import { followReply, rateReply, regenerateReply, sendMessage, stopReply, type DoneEvent, type StartedEvent } from "./send-message";
 import { VoiceButton } from "./voice-button";
+import { warmPreparer } from "../ui/prepare";
 
 interface Pending {
   /**
@@ -24,9 +25,14 @@ interface Pending {
   /** The message sent; null when a reply is regenerated (its message is stored). */
   user: string | null;
   assistant: string;
-  state: "streaming" | "stopped" | "failed" | "done";
+  state: "streaming" | "stopping" | "done";
   contextId: string | undefined;
+  /** The running reply, once the server said it started (the `started` event, or GET /contexts/{id}'s `running`). */
+  replyId?: string;
 }
+
+/** A reply still being written on the server, as GET /contexts/{id} tells it. */
+type Running = { replyId: string; parentId: string; model: string; text: string };
 
 type Failure =
   | { kind: "credits"; message: string }
@@ -86,6 +92,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     if (!contextId && preset) setNewInstructions(preset.instructions);
   }, [presetName, contextId, !!profile.data]);
   const abort = useRef<AbortController | null>(null);
+  /** The conversation a reply is being written in, to read again when it is left. */
+  const leaving = useRef<string | undefined>(undefined);
   const ownNavigation = useRef<string | null>(null);
   /** Enter was pressed while the last reply was settling: send the composer once it has. */
   const sendWhenSettled = useRef(false);
@@ -97,13 +105,21 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       ownNavigation.current = null;
       return;
     }
+    // A reply being written goes on on the server (the exchange was sent in the background):
+    // its conversation is read afresh when opened again, and follows the reply from there.
     abort.current?.abort();
+    if (leaving.current) void client.invalidateQueries({ queryKey: contextKey(leaving.current) });
     sendWhenSettled.current = false;
     setPending(null);
     setFailure(null);
     if (contextId) setNewInstructions(null);
     setText(readDraft(contextId));
     input.current?.focus();
+  }, [contextId]);
+
+  // A conversation's replies are rendered by a worker: it starts loading while they do.
+  useEffect(() => {
+    if (contextId) warmPreparer();
   }, [contextId]);
 
   // A search hit further back than what is loaded: go back page by page until it is there.
@@ -114,10 +130,15 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
 
   const serverDefault = models.data?.find((m) => m.default)?.id;
   // The profile shows the server's default until the person picks one, and that default
-  // changes when the models do (a local Ollama found): read the profile again then.
+  // changes when the models do (a local Ollama found): read the profile again then, and only
+  // then (the first list of models is as new as the profile read beside it).
+  const seenDefault = useRef<{ id: string | undefined } | null>(null);
   useEffect(() => {
-    if (serverDefault) void client.invalidateQueries({ queryKey: profileKey });
-  }, [serverDefault]);
+    if (!models.data) return;
+    const changed = seenDefault.current !== null && seenDefault.current.id !== serverDefault;
+    seenDefault.current = { id: serverDefault };
+    if (changed && serverDefault) void client.invalidateQueries({ queryKey: profileKey });
+  }, [models.data !== undefined, serverDefault]);
   const known = (id: string | undefined) => (id && (!models.data || models.data.some((m) => m.id === id)) ? id : undefined);
   // A preference or an old reply may name a model this server no longer offers: the server's default then.
   const defaultModel = known(profile.data?.preferences.defaultModel) ?? serverDefault ?? "svc-70b";
@@ -128,9 +149,28 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const noModel = models.data !== undefined && !models.data.some((m) => m.available);
   const modelUnavailable = !noModel && chosenModel !== undefined && !chosenModel.available;
   const outOfCredits = credits.data?.remaining === 0;
-  const streaming = pending?.state === "streaming";
+  const streaming = pending?.state === "streaming" || pending?.state === "stopping";
+  leaving.current = pending?.contextId;
+
+  // A reply still being written (sent from another tab, or before this chat was left): shown
+  // as it goes on, then as stored.
+  const running = (conversation?.running ?? null) as Running | null;
+  useEffect(() => {
+    if (contextId && running && !pending) void follow(contextId, running);
+  }, [contextId, running?.replyId, pending === null]);
   // The reply is complete and stored; the conversation is being read again to show it.
   const settling = pending?.state === "done";
+
+  // The composer grows with its text up to 240 px and shrinks with it: when a message is sent
+  // (its text leaves), a draft comes back, another conversation's draft shows.
+  // Empty, it is one line by its CSS: measuring (scrollHeight) would make the browser lay out
+  // the whole page in the middle of rendering it.
+  useLayoutEffect(() => {
+    const box = input.current;
+    if (!box) return;
+    box.style.height = "";
+    if (text) box.style.height = `${Math.min(box.scrollHeight, 240)}px`;
+  }, [text]);
 
   function edit(value: string) {
     setText(value);
@@ -148,6 +188,9 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     const controller = new AbortController();
     abort.current = controller;
     const sentFrom = contextId;
+    /** Once the server has stored the question (the `started` event), and what the reply holds so far. */
+    let started: StartedEvent | null = null;
+    let written = "";
     setFailure(null);
     setPending(
       exchange.kind === "send"
@@ -158,7 +201,20 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     const options = {
       idempotencyKey,
       signal: controller.signal,
-      onDelta: (delta: string) => setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p)),
+      onDelta: (delta: string) => {
+        written += delta;
+        setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p));
+      },
+      onStarted: (event: StartedEvent) => {
+        started = event;
+        // Stored: the conversation exists, and the reply can be stopped or followed again.
+        setPending((p) => (p ? { ...p, replyId: event.replyId, contextId: event.contextId, ...(sentFrom ? {} : { after: null }) } : p));
+        void client.invalidateQueries({ queryKey: ["contexts"] });
+        if (!sentFrom) {
+          ownNavigation.current = event.contextId;
+          navigate(`/c/${event.contextId}`);
+        }
+      },
     };
     try {
       let done: DoneEvent;
@@ -173,31 +229,25 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       setPending((p) => (p && p.state === "streaming" ? { ...p, state: "done" } : p));
       updateCredits(client, done.credits);
       void client.invalidateQueries({ queryKey: ["contexts"] });
-      if (!sentFrom) {
-        ownNavigation.current = done.contextId;
-        navigate(`/c/${done.contextId}`);
-        watchForTitle(done.contextId);
-      } else if (focusId) {
+      if (!sentFrom) watchForTitle(done.contextId);
+      else if (focusId) {
         // The new reply is on the active branch: show that, not the search hit's.
         navigate(`/c/${done.contextId}`, { replace: true });
       }
       await client.refetchQueries({ queryKey: contextKey(done.contextId) });
       setPending((p) => (p && p.state === "done" ? null : p));
     } catch (err) {
-      if (controller.signal.aborted) {
-        setPending((p) => (p ? { ...p, state: "stopped" } : p));
-        // The server refunds a message whose reader went away; show the counter it leaves.
-        setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), 300);
-        setTimeout(() => void client.invalidateQueries({ queryKey: creditsKey }), 1500);
-        return;
-      }
+      // Stopped (see stop), or another conversation opened: the reply is the server's now.
+      if (controller.signal.aborted) return;
+      const status = err instanceof ApiError ? err.status : 0;
+      const known = started as StartedEvent | null;
+      if (known) return afterStarted(known, written, status, err);
       // Nothing is lost: a message from the composer goes back into it (and its saved draft).
       if (exchange.kind === "send" && exchange.fromComposer) {
         writeDraft(sentFrom, exchange.message);
         setText(exchange.message);
       }
       setPending(null);
-      const status = err instanceof ApiError ? err.status : 0;
       const reason = err instanceof Error ? err.message : String(err);
       if (status === 401) return;
       if (status === 402) {
@@ -217,6 +267,85 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       }
     }
   }
+
+  /**
+   * An exchange that failed once its question was stored: a connection that broke follows the
+   * reply on (it goes on on the server); a model that failed is shown as stored, with the
+   * reason, and can be regenerated from there.
+   */
+  async function afterStarted(started: StartedEvent, written: string, status: number, err: unknown) {
+    if (status === 0) {
+      setPending(null);
+      return follow(started.contextId, { replyId: started.replyId, parentId: started.messageId, model: chosen, text: written });
+    }
+    void client.invalidateQueries({ queryKey: creditsKey });
+    await client.refetchQueries({ queryKey: contextKey(started.contextId) });
+    setPending(null);
+    replyFailed({ id: started.replyId, role: "assistant", content: written, parentId: started.messageId }, status, err);
+  }
+
+  /**
+   * Says why a stored reply failed. A model's failure (502, 504) is refunded and the reply
+   * stays as far as it got: Retry regenerates it.
+   */
+  function replyFailed(reply: ShownMessage, status: number, err: unknown) {
+    if (status === 401) return;
+    if (status === 502 || status === 504) {
+      const what = status === 504 ? "The model took too long to answer" : "The model failed to answer";
+      setFailure({ kind: "retry", message: `${what}. Nothing was charged.`, retry: () => void latest.current.run({ kind: "regenerate", reply }) });
+    } else setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
+  }
+
+  /** Shows a reply the server is still writing, from what it holds, and follows it to its end. */
+  async function follow(id: string, reply: Running) {
+    const controller = new AbortController();
+    abort.current = controller;
+    setFailure(null);
+    setPending({ after: reply.parentId, user: null, assistant: reply.text, state: "streaming", contextId: id, replyId: reply.replyId });
+    let written = reply.text;
+    const onDelta = (delta: string) => {
+      written += delta;
+      setPending((p) => (p ? { ...p, assistant: p.assistant + delta } : p));
+    };
+    try {
+      await followReply(id, reply.replyId, reply.text.length, { signal: controller.signal, onDelta });
+    } catch (err) {
+      if (controller.signal.aborted) return;
+      replyFailed({ id: reply.replyId, role: "assistant", content: written, parentId: reply.parentId }, err instanceof ApiError ? err.status : 0, err);
+    }
+    setPending((p) => (p && p.state === "streaming" ? { ...p, state: "done" } : p));
+    void client.invalidateQueries({ queryKey: creditsKey });
+    void client.invalidateQueries({ queryKey: ["contexts"] });
+    await client.refetchQueries({ queryKey: contextKey(id) });
+    setPending((p) => (p && p.state === "done" ? null : p));
+  }
+
+  /**
+   * Stop: the reply ends where it is, and is kept with the question (POST …/stop); the
+   * conversation is read again to show it as stored, with a note where it ends.
+   */
+  async function stop() {
+    const current = pending;
+    abort.current?.abort();
+    if (!current?.replyId || !current.contextId) {
+      setPending(null);
+      return;
+    }
+    setPending({ ...current, state: "stopping" });
+    try {
+      await stopReply(current.contextId, current.replyId);
+    } catch (err) {
+      setFailure({ kind: "plain", message: err instanceof Error ? err.message : String(err) });
+    }
+    void client.invalidateQueries({ queryKey: creditsKey });
+    void client.invalidateQueries({ queryKey: ["contexts"] });
+    await client.refetchQueries({ queryKey: contextKey(current.contextId) });
+    setPending((p) => (p?.replyId === current.replyId ? null : p));
+  }
+
+  // A Retry made by an earlier render runs with this one's conversation (a new chat's own id).
+  const latest = useRef({ run });
+  latest.current.run = run;
 
   const send = (message: string) => {
     // The last reply is stored but not shown from the server yet: its id is not known to
@@ -272,6 +401,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
           showVersion: (id) => versions.mutate(id),
           edit: (m, edited) => void run({ kind: "send", message: edited, parentId: m.parentId ?? null, fromComposer: false }),
           regenerate: (m) => void run({ kind: "regenerate", reply: m }),
+          rate: (m, rating) => rateReply(contextId, m.id, rating),
         };
 
   let shown: ShownMessage[] = contextId ? [...loaded] : [];
@@ -283,7 +413,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       role: "assistant",
       content: pending.assistant,
       streaming: pending.state === "streaming",
-      note: pending.state === "stopped" ? "Stopped. This reply was not saved and its credits were refunded." : undefined,
+      note: pending.state === "stopping" ? "Stopping…" : undefined,
     });
   }
 
@@ -323,6 +453,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         </p>
       )}
       <MessageList
+        conversation={contextId}
+        language={profile.data?.preferences.language ?? ""}
         before={
           context.hasNextPage ? (
             <button type="button" class="button small" onClick={() => void context.fetchNextPage()} disabled={context.isFetchingNextPage}>
@@ -389,11 +521,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             value={text}
             disabled={outOfCredits || noModel}
             aria-describedby={disabledReason ? "composer-reason" : noModel ? "setup-card" : undefined}
-            onInput={(e) => {
-              edit(e.currentTarget.value);
-              e.currentTarget.style.height = "auto";
-              e.currentTarget.style.height = `${Math.min(e.currentTarget.scrollHeight, 240)}px`;
-            }}
+            onInput={(e) => edit(e.currentTarget.value)}
             onKeyDown={(e) => {
               if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
                 e.preventDefault();
@@ -413,9 +541,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
                   setEditingInstructions(true);
                 }}
               >
-                <Icon name="note" size={14} /> Instructions
+                <Icon name="note" size={14} /> <span class="chip-label">Instructions</span>
                 {instructions && <span class="chip-dot" aria-hidden="true" />}
               </button>
+              <ModelHint model={chosenModel} />
             </div>
             <div class="composer-actions">
               {voiceOn && !cannotSend && (
@@ -430,7 +559,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
                 />
               )}
               {streaming ? (
-                <button type="button" class="icon-button primary" aria-label="Stop" onClick={() => abort.current?.abort()}>
+                <button type="button" class="icon-button primary" aria-label="Stop" disabled={pending?.state === "stopping"} onClick={() => void stop()}>
                   <Icon name="stop" />
                 </button>
               ) : (

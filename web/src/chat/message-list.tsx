@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Message } from "../api/client";
 import { Icon } from "../ui/icons";
 import { Markdown } from "../ui/markdown";
+import { usePrepared } from "../ui/prepare";
+import { ReadAloudButton } from "./read-aloud";
 
 export interface ShownMessage {
   id: string;
@@ -14,6 +16,16 @@ export interface ShownMessage {
   siblingIds?: string[];
   note?: string;
   streaming?: boolean;
+  /** A stored reply's end: whole, stopped by the person, or cut off by a failure. */
+  status?: "done" | "stopped" | "failed";
+  rating?: "up" | "down" | null;
+}
+
+/** What is said under a stored reply that did not end by itself (null for one that did). */
+function statusNote({ status, content }: ShownMessage): string | null {
+  if (status === "stopped") return content ? "Stopped. What was written so far is kept; regenerate it for a whole reply." : "Stopped before the first word. Regenerate it for a reply.";
+  if (status === "failed") return content ? "The model stopped answering here. What it wrote is kept; regenerate it for a whole reply." : "The model stopped answering here, before its first word. Regenerate it to try again.";
+  return null;
 }
 
 /** What a person can do with a stored message; absent while a reply streams. */
@@ -24,19 +36,35 @@ export interface MessageActions {
   edit(message: ShownMessage, text: string): void;
   /** Ask for another reply to the message a reply answers. */
   regenerate(message: ShownMessage): void;
+  /** A reply's thumbs up or down (null: neither). */
+  rate(message: ShownMessage, rating: "up" | "down" | null): Promise<void>;
 }
 
-/** The conversation; scrolls to the newest text, or to `focusId` (a search hit) once. */
+/**
+ * The conversation; scrolls to the newest text, or to `focusId` (a search hit) once. A
+ * conversation opened shows once its replies are rendered, off the main thread
+ * (prepare.ts), all at once: nothing jumps as they come in.
+ */
 export function MessageList(props: {
+  /** Which conversation this is (undefined: a new chat). */
+  conversation: string | undefined;
   messages: ShownMessage[];
   focusId?: string | null;
   empty?: preact.ComponentChildren;
   before?: preact.ComponentChildren;
   actions?: MessageActions;
+  /** The profile's language, for reading replies aloud ("" for the browser's). */
+  language?: string;
 }) {
   const end = useRef<HTMLDivElement>(null);
   const focused = useRef<string | null>(null);
   const last = props.messages[props.messages.length - 1];
+  // Once shown, a conversation is not held back again: a reply just streamed, an edit, a
+  // regenerated reply render at once. Nor is one still being written (its own first message).
+  const revealed = useRef<string | undefined | null>(null);
+  const holding = revealed.current !== props.conversation && props.messages.every((m) => m.siblingIds);
+  const ready = usePrepared(holding ? props.messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content) : []);
+  if (props.messages.length > 0 && (!holding || ready)) revealed.current = props.conversation;
   useEffect(() => {
     if (props.focusId && focused.current !== props.focusId) {
       const target = document.getElementById(`message-${props.focusId}`);
@@ -47,16 +75,26 @@ export function MessageList(props: {
       }
     }
     if (!props.focusId) end.current?.scrollIntoView({ block: "end" });
-    // Only a new or growing last message scrolls down; earlier pages added on top do not.
-  }, [last?.id, last?.content, props.focusId]);
+    // Only a new or growing last message scrolls down, or the conversation shown once its
+    // replies are ready; earlier pages added on top do not.
+  }, [last?.id, last?.content, props.focusId, holding && !ready]);
 
   if (props.messages.length === 0) return <div class="messages empty">{props.empty}</div>;
+  if (holding && !ready) {
+    return (
+      <div class="messages" aria-busy="true">
+        <p class="visually-hidden" role="status">
+          Loading the conversation…
+        </p>
+      </div>
+    );
+  }
   return (
     <div class="messages">
       {props.before && <div class="earlier">{props.before}</div>}
       <ol class="message-items" aria-label="Conversation">
         {props.messages.map((m) => (
-          <Item key={m.id} message={m} focused={props.focusId === m.id} actions={m.siblingIds ? props.actions : undefined} />
+          <Item key={m.id} message={m} focused={props.focusId === m.id} actions={m.siblingIds ? props.actions : undefined} language={props.language ?? ""} />
         ))}
       </ol>
       <div ref={end} />
@@ -64,7 +102,7 @@ export function MessageList(props: {
   );
 }
 
-function Item({ message: m, focused, actions }: { message: ShownMessage; focused: boolean; actions?: MessageActions }) {
+function Item({ message: m, focused, actions, language }: { message: ShownMessage; focused: boolean; actions?: MessageActions; language: string }) {
   const [editing, setEditing] = useState<string | null>(null);
   const editor = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
@@ -94,7 +132,14 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
             rows={3}
             value={editing}
             onInput={(e) => setEditing(e.currentTarget.value)}
-            onKeyDown={(e) => e.key === "Escape" && setEditing(null)}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") setEditing(null);
+              // As in the composer: Enter sends, Shift+Enter adds a line.
+              else if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                e.currentTarget.form?.requestSubmit();
+              }
+            }}
             ref={editor}
           />
           <div class="row-actions">
@@ -110,8 +155,8 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
         <div class="bubble">{m.content}</div>
       ) : (
         <div class="reply" aria-busy={m.streaming ? "true" : undefined}>
-          <Markdown text={m.content || (m.streaming ? "…" : "")} />
-          {m.note && <p class="message-note">{m.note}</p>}
+          {m.streaming && !m.content ? <Writing /> : <Markdown text={m.content} />}
+          {(m.note ?? statusNote(m)) && <p class="message-note">{m.note ?? statusNote(m)}</p>}
         </div>
       )}
       {actions && editing === null && (
@@ -123,13 +168,62 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
               <Icon name="edit" size={16} />
             </button>
           ) : (
-            <button type="button" class="icon-button small" aria-label="Regenerate reply" title="Regenerate" onClick={() => actions.regenerate(m)}>
-              <Icon name="regenerate" size={16} />
-            </button>
+            <>
+              <Thumbs message={m} rate={actions.rate} />
+              <ReadAloudButton id={m.id} text={m.content} language={language} />
+              <button type="button" class="icon-button small" aria-label="Regenerate reply" title="Regenerate" onClick={() => actions.regenerate(m)}>
+                <Icon name="regenerate" size={16} />
+              </button>
+            </>
           )}
         </div>
       )}
     </li>
+  );
+}
+
+/** 👍 / 👎 under a reply: pressed again, taken back. Shown at once, stored behind. */
+function Thumbs({ message, rate }: { message: ShownMessage; rate: MessageActions["rate"] }) {
+  const [rating, setRating] = useState(message.rating ?? null);
+  const [failed, setFailed] = useState(false);
+  const choose = (value: "up" | "down") => {
+    const next = rating === value ? null : value;
+    const before = rating;
+    setRating(next);
+    setFailed(false);
+    rate(message, next).catch(() => {
+      setRating(before);
+      setFailed(true);
+    });
+  };
+  return (
+    <>
+      <button type="button" class="icon-button small" aria-label="Good reply" title="Good reply" aria-pressed={rating === "up"} onClick={() => choose("up")}>
+        <Icon name="thumbUp" size={16} />
+      </button>
+      <button type="button" class="icon-button small" aria-label="Bad reply" title="Bad reply" aria-pressed={rating === "down"} onClick={() => choose("down")}>
+        <Icon name="thumbDown" size={16} />
+      </button>
+      {failed && (
+        <span class="muted small" role="alert">
+          Not saved; try again.
+        </span>
+      )}
+    </>
+  );
+}
+
+/** Before the first word of a reply: three dots that pulse, and words for a screen reader. */
+function Writing() {
+  return (
+    <p class="writing" role="status">
+      <span class="writing-dots" aria-hidden="true">
+        <span />
+        <span />
+        <span />
+      </span>
+      <span class="visually-hidden">The assistant is writing a reply</span>
+    </p>
   );
 }
 

@@ -4,13 +4,13 @@ import type { Context } from "../api/client";
 import { ConfirmDialog } from "../ui/dialog";
 import { plainText } from "../ui/plain-text";
 import { formatDateTime } from "../ui/time";
-import { useContextActions, useContextPages } from "./queries";
+import { useContextPages, useRemoveContext, useUpdateContext } from "./queries";
 
 /** /archived: the conversations taken out of the navigator, to open, restore or delete. */
 export function ArchivedScreen() {
   const pages = useContextPages({ archived: true });
   const items = pages.data?.pages.flatMap((p) => p.items) ?? [];
-  const actions = useContextActions();
+  const actions = { update: useUpdateContext(), remove: useRemoveContext() };
   const [deleting, setDeleting] = useState<Context | null>(null);
   const error = actions.update.error ?? actions.remove.error;
 

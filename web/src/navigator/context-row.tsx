@@ -4,15 +4,15 @@ import type { Context } from "../api/client";
 import { Icon } from "../ui/icons";
 import { Menu } from "../ui/menu";
 import { plainText } from "../ui/plain-text";
-
-export type RowAction = "rename" | "move" | "pin" | "archive" | "share" | "export-markdown" | "export-json" | "delete";
+import { ConversationMenuItems, type ConversationAction } from "./conversation-actions";
 
 /** One conversation in the sidebar: a link, renamed in place, with an options menu. */
 export function ContextRow(props: {
-  context: Context;
+  /** From a list (answering: a reply is being written in it), or a search hit's. */
+  context: Context & { answering?: boolean };
   active: boolean;
   renaming: boolean;
-  onAction: (action: RowAction) => void;
+  onAction: (action: ConversationAction) => void;
   onRename: (name: string | null) => void;
 }) {
   const { context } = props;
@@ -51,7 +51,7 @@ export function ContextRow(props: {
     );
   }
 
-  const choose = (action: RowAction) => {
+  const choose = (action: ConversationAction) => {
     setOpen(false);
     props.onAction(action);
   };
@@ -59,6 +59,8 @@ export function ContextRow(props: {
     <div class={`row${props.active ? " active" : ""}`}>
       <Link href={`/c/${context.id}`} class="row-link" aria-current={props.active ? "page" : undefined} title={name}>
         {name}
+        {/* A reply is being written there (in this tab or another, or after the tab was left). */}
+        {context.answering && <span class="answering" title="Answering…" aria-label=", answering" role="img" />}
       </Link>
       <button
         ref={button}
@@ -73,30 +75,7 @@ export function ContextRow(props: {
       </button>
       {open && button.current && (
         <Menu anchor={button.current} label={`Options for ${name}`} onClose={close}>
-          <button role="menuitem" type="button" onClick={() => choose("rename")}>
-            Rename
-          </button>
-          <button role="menuitem" type="button" onClick={() => choose("move")}>
-            Move to group
-          </button>
-          <button role="menuitem" type="button" onClick={() => choose("pin")}>
-            {context.pinned ? "Unpin" : "Pin"}
-          </button>
-          <button role="menuitem" type="button" onClick={() => choose("archive")}>
-            Archive
-          </button>
-          <button role="menuitem" type="button" onClick={() => choose("share")}>
-            Share
-          </button>
-          <button role="menuitem" type="button" onClick={() => choose("export-markdown")}>
-            Export as Markdown
-          </button>
-          <button role="menuitem" type="button" onClick={() => choose("export-json")}>
-            Export as JSON
-          </button>
-          <button role="menuitem" type="button" class="danger" onClick={() => choose("delete")}>
-            Delete
-          </button>
+          <ConversationMenuItems context={context} choose={choose} />
         </Menu>
       )}
     </div>

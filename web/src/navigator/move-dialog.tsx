@@ -1,16 +1,22 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { Context } from "../api/client";
 import { Dialog } from "../ui/dialog";
 import { plainText } from "../ui/plain-text";
-import { useContextActions, useGroups } from "./queries";
+import { useCreateGroup, useGroups, useUpdateContext } from "./queries";
 
 /** Move a conversation into a group (a new one if need be), or out of any group. */
 export function MoveDialog({ context, onClose }: { context: Context; onClose: () => void }) {
   const groups = useGroups();
-  const { update, createGroup } = useContextActions();
+  const update = useUpdateContext();
+  const createGroup = useCreateGroup();
   const [choice, setChoice] = useState<string>(context.groupId ?? "");
   const [newName, setNewName] = useState("");
   const error = update.error ?? createGroup.error;
+  // Choosing "New group" is choosing to type its name: the field takes the focus.
+  const newNameInput = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (choice === "__new") newNameInput.current?.focus();
+  }, [choice === "__new"]);
 
   async function move(e: Event) {
     e.preventDefault();
@@ -39,7 +45,7 @@ export function MoveDialog({ context, onClose }: { context: Context; onClose: ()
           {choice === "__new" && (
             <label class="field">
               <span>New group name</span>
-              <input required maxLength={100} value={newName} onInput={(e) => setNewName(e.currentTarget.value)} autoFocus />
+              <input ref={newNameInput} required maxLength={100} value={newName} onInput={(e) => setNewName(e.currentTarget.value)} />
             </label>
           )}
         </fieldset>

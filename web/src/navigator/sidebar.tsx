@@ -1,5 +1,5 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { Link, useLocation, useRoute } from "wouter-preact";
 import type { Context, Group } from "../api/client";
 import { signOut } from "../auth/session";
@@ -8,12 +8,12 @@ import { Avatar } from "../ui/avatar";
 import { ConfirmDialog } from "../ui/dialog";
 import { Icon } from "../ui/icons";
 import { Snippet } from "../ui/markdown";
+import { Menu } from "../ui/menu";
 import { plainText } from "../ui/plain-text";
-import { ContextRow, type RowAction } from "./context-row";
-import { MoveDialog } from "./move-dialog";
-import { useContextActions, useContextPages, useGroups, useSearch } from "./queries";
-import { downloadFile } from "../api/download";
-import { ShareDialog } from "./share-dialog";
+import { useAfterFirstPaint } from "../ui/use-after-first-paint";
+import { ContextRow } from "./context-row";
+import { ConversationDialogs, exportConversation, type ConversationAction, type ConversationDialog } from "./conversation-actions";
+import { useContextPages, useGroupActions, useGroups, useOpenConversation, useSearch, useUpdateContext } from "./queries";
 
 const ROW_HEIGHT = 36;
 
@@ -33,38 +33,42 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
   const [, navigate] = useLocation();
   const activeId = params?.id;
   const [query, setQuery] = useState("");
+  // The list (windowed: it measures the page) comes the task after the first paint.
+  const listed = useAfterFirstPaint();
   const q = useDebounced(query.trim(), 250);
   const search = useSearch(q);
   const groups = useGroups();
   const profile = useProfile();
-  const actions = useContextActions();
+  const update = useUpdateContext();
   const [renaming, setRenaming] = useState<string | null>(null);
-  const [dialog, setDialog] = useState<{ action: "move" | "share" | "delete"; context: Context } | null>(null);
+  const [dialog, setDialog] = useState<ConversationDialog | null>(null);
+  // Folders opened or closed by hand; the one holding the open conversation is open unless closed.
   const [open, setOpen] = useState<Record<string, boolean>>({});
+  const activeGroup = useOpenConversation(activeId)?.groupId ?? undefined;
   // What the last action did, or why it failed: archived conversations can be brought back from here.
-  const [notice, setNotice] = useState<{ text: string; error?: boolean; undo?: () => void } | null>(null);
+  const [notice, setNotice] = useState<NoticeText | null>(null);
 
-  // A conversation whose messages match needs no second entry for its matching name.
-  const items = search.data?.items ?? [];
-  const withMessages = new Set(items.filter((h) => h.messageId).map((h) => h.contextId));
-  const hits = items.filter((h) => h.messageId || !withMessages.has(h.contextId));
+  // One entry per conversation, at its best match (the server ranks them): several matching
+  // messages of one conversation (or its name) are still one conversation to open.
+  const seen = new Set<string>();
+  const hits = (search.data?.items ?? []).filter((h) => !seen.has(h.contextId) && seen.add(h.contextId));
 
   const failed = (err: Error) => setNotice({ text: err.message, error: true });
-  const onAction = (context: Context) => (action: RowAction) => {
+  const onAction = (context: Context) => (action: ConversationAction) => {
     const name = plainText(context.name);
     setNotice(null);
     if (action === "rename") setRenaming(context.id);
-    else if (action === "pin") actions.update.mutate({ id: context.id, patch: { pinned: !context.pinned } }, { onError: failed });
+    else if (action === "pin") update.mutate({ id: context.id, patch: { pinned: !context.pinned } }, { onError: failed });
     else if (action === "archive") {
-      const restore = () => actions.update.mutate({ id: context.id, patch: { archived: false } }, { onSuccess: () => setNotice(null), onError: failed });
-      actions.update.mutate({ id: context.id, patch: { archived: true } }, { onSuccess: () => setNotice({ text: `Archived “${name}”.`, undo: restore }), onError: failed });
-    } else if (action === "export-markdown") void downloadFile(`/contexts/${context.id}/export?format=markdown`, "conversation.md").catch(failed);
-    else if (action === "export-json") void downloadFile(`/contexts/${context.id}/export?format=json`, "conversation.json").catch(failed);
+      const restore = () => update.mutate({ id: context.id, patch: { archived: false } }, { onSuccess: () => setNotice(null), onError: failed });
+      update.mutate({ id: context.id, patch: { archived: true } }, { onSuccess: () => setNotice({ text: `Archived “${name}”.`, undo: restore }), onError: failed });
+    } else if (action === "export-markdown") void exportConversation(context, "markdown").catch(failed);
+    else if (action === "export-json") void exportConversation(context, "json").catch(failed);
     else setDialog({ action, context });
   };
   const onRename = (context: Context) => (name: string | null) => {
     setRenaming(null);
-    if (name && name !== context.name) actions.update.mutate({ id: context.id, patch: { name } });
+    if (name && name !== context.name) update.mutate({ id: context.id, patch: { name } });
   };
   const row = (context: Context) => (
     <ContextRow
@@ -99,19 +103,7 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
         </div>
       </div>
 
-      {notice && (
-        <p role={notice.error ? "alert" : "status"} class={`sidebar-notice${notice.error ? " error" : ""}`}>
-          <span>{notice.text}</span>
-          {notice.undo && (
-            <button type="button" class="link-button small" onClick={notice.undo}>
-              Undo
-            </button>
-          )}
-          <button type="button" class="icon-button small" aria-label="Dismiss" onClick={() => setNotice(null)}>
-            <Icon name="close" size={14} />
-          </button>
-        </p>
-      )}
+      {notice && <Notice notice={notice} onDismiss={() => setNotice(null)} />}
       {q ? (
         <div class="sidebar-scroll">
           <h2 class="sidebar-heading">Results</h2>
@@ -123,7 +115,7 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
           {search.data && search.data.items.length === 0 && <p class="muted small pad">No conversation matches “{q}”.</p>}
           <ul class="results" aria-label="Search results">
             {hits.map((hit) => (
-              <li key={`${hit.contextId}-${hit.messageId}`}>
+              <li key={hit.contextId}>
                 <Link href={`/c/${hit.contextId}${hit.messageId ? `?m=${hit.messageId}` : ""}`} class="result">
                   <span class="result-name">{plainText(hit.contextName)}</span>
                   <span class="result-snippet">
@@ -134,15 +126,23 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
             ))}
           </ul>
         </div>
+      ) : !listed ? (
+        <div class="sidebar-scroll" />
       ) : (
-        <ConversationList activeRow={row} groups={groups.data?.items ?? []} open={open} setOpen={setOpen} />
+        <ConversationList
+          activeRow={row}
+          groups={groups.data?.items ?? []}
+          isOpen={(g) => open[g.id] ?? g.id === activeGroup}
+          toggle={(g) => setOpen((o) => ({ ...o, [g.id]: !(o[g.id] ?? g.id === activeGroup) }))}
+          onError={failed}
+        />
       )}
 
       <Link href="/archived" class="sidebar-link" aria-current={isArchived ? "page" : undefined}>
         <Icon name="archive" size={16} /> Archived
       </Link>
       <div class="sidebar-bottom">
-        <Link href="/settings" class="user">
+        <Link href="/settings" class="account-link">
           <Avatar url={profile.data?.avatarUrl} name={profile.data?.name ?? "?"} />
           <span class="user-name">{profile.data?.name ?? "…"}</span>
           <span class="visually-hidden">: settings</span>
@@ -153,21 +153,7 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
         </button>
       </div>
 
-      {dialog?.action === "share" && <ShareDialog context={dialog.context} onClose={() => setDialog(null)} />}
-      {dialog?.action === "move" && <MoveDialog context={dialog.context} onClose={() => setDialog(null)} />}
-      <ConfirmDialog
-        title="Delete this conversation?"
-        open={dialog?.action === "delete"}
-        confirmLabel="Delete"
-        onClose={() => setDialog(null)}
-        onConfirm={() => {
-          const context = dialog!.context;
-          setDialog(null);
-          actions.remove.mutate(context.id, { onSuccess: () => context.id === activeId && navigate("/") });
-        }}
-      >
-        “{plainText(dialog?.context.name ?? "")}” and its messages will be deleted for good, and its share link stops working.
-      </ConfirmDialog>
+      <ConversationDialogs dialog={dialog} onClose={() => setDialog(null)} onDeleted={(context) => context.id === activeId && navigate("/")} />
     </nav>
   );
 }
@@ -175,17 +161,26 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
 function ConversationList(props: {
   activeRow: (c: Context) => preact.JSX.Element;
   groups: Group[];
-  open: Record<string, boolean>;
-  setOpen: (fn: (o: Record<string, boolean>) => Record<string, boolean>) => void;
+  isOpen: (group: Group) => boolean;
+  toggle: (group: Group) => void;
+  onError: (err: Error) => void;
 }) {
   const pages = useContextPages({ groupId: "none", pinned: false });
   const pinned = useContextPages({ pinned: true });
   const pinnedItems = pinned.data?.pages.flatMap((p) => p.items) ?? [];
   const items = pages.data?.pages.flatMap((p) => p.items) ?? [];
   const scroller = useRef<HTMLDivElement>(null);
+  const above = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLDivElement>(null);
+  // Where the windowed list starts, below the pinned ones and the folders: measured when what
+  // is above it changes size (a folder opened, its conversations arrived), not at every render,
+  // which made the browser lay out the whole page again each time.
   const [margin, setMargin] = useState(0);
-  useLayoutEffect(() => setMargin(list.current?.offsetTop ?? 0));
+  useLayoutEffect(() => {
+    const observer = new ResizeObserver(() => setMargin(list.current?.offsetTop ?? 0));
+    observer.observe(above.current!);
+    return () => observer.disconnect();
+  }, []);
   // Windowed: only the rows in view exist in the page, so 5,000 conversations scroll smoothly.
   const virtual = useVirtualizer({
     count: items.length + (pages.hasNextPage ? 1 : 0),
@@ -202,6 +197,7 @@ function ConversationList(props: {
 
   return (
     <div class="sidebar-scroll" ref={scroller}>
+      <div ref={above}>
       {pinnedItems.length > 0 && (
         <>
           <h2 class="sidebar-heading" id="pinned-heading">
@@ -226,13 +222,7 @@ function ConversationList(props: {
           <h2 class="sidebar-heading">Groups</h2>
           <ul class="folders">
             {props.groups.map((g) => (
-              <Folder
-                key={g.id}
-                group={g}
-                open={!!props.open[g.id]}
-                toggle={() => props.setOpen((o) => ({ ...o, [g.id]: !o[g.id] }))}
-                row={props.activeRow}
-              />
+              <Folder key={g.id} group={g} open={props.isOpen(g)} toggle={() => props.toggle(g)} row={props.activeRow} onError={props.onError} />
             ))}
           </ul>
         </>
@@ -244,6 +234,7 @@ function ConversationList(props: {
         </p>
       )}
       {pages.data && items.length === 0 && <p class="muted small pad">No conversations yet.</p>}
+      </div>
       <div ref={list} role="list" aria-label="Chats" style={{ height: `${virtual.getTotalSize()}px`, position: "relative" }}>
         {shown.map((v) => {
           const context = items[v.index];
@@ -262,23 +253,95 @@ function ConversationList(props: {
   );
 }
 
-function Folder(props: { group: Group; open: boolean; toggle: () => void; row: (c: Context) => preact.JSX.Element }) {
-  const pages = useContextPages({ groupId: props.group.id }, props.open);
+/** A group: opens and closes, and its own menu renames it in place or deletes it (its conversations stay). */
+function Folder(props: { group: Group; open: boolean; toggle: () => void; row: (c: Context) => preact.JSX.Element; onError: (err: Error) => void }) {
+  const { group } = props;
+  const pages = useContextPages({ groupId: group.id }, props.open);
   const items = pages.data?.pages.flatMap((p) => p.items) ?? [];
+  const { renameGroup, deleteGroup } = useGroupActions();
+  const [menu, setMenu] = useState(false);
+  const [renaming, setRenaming] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const more = useRef<HTMLButtonElement>(null);
+  const closeMenu = useCallback((refocus: boolean) => {
+    setMenu(false);
+    if (refocus) more.current?.focus();
+  }, []);
+  const rename = (value: string | null) => {
+    setRenaming(false);
+    const name = value?.trim();
+    if (name && name !== group.name) renameGroup.mutate({ id: group.id, name }, { onError: props.onError });
+  };
+  const label = `group ${group.name}`;
+
   return (
     <li class="folder">
-      <button type="button" class="folder-toggle" aria-expanded={props.open} onClick={props.toggle}>
-        <span class={`chevron${props.open ? " open" : ""}`}>
-          <Icon name="chevron" size={14} />
-        </span>
-        <Icon name="folder" size={16} />
-        <span class="folder-name">{props.group.name}</span>
-        <span class="count" aria-label={`${props.group.contextCount} conversations`}>
-          {props.group.contextCount}
-        </span>
-      </button>
+      {renaming ? (
+        <form
+          class="row renaming"
+          onSubmit={(e) => {
+            e.preventDefault();
+            rename(String(new FormData(e.currentTarget).get("name") ?? ""));
+          }}
+        >
+          <input
+            name="name"
+            aria-label="New group name"
+            defaultValue={group.name}
+            maxLength={100}
+            ref={(el) => {
+              if (el && document.activeElement !== el) {
+                el.focus();
+                el.select();
+              }
+            }}
+            onKeyDown={(e) => e.key === "Escape" && rename(null)}
+            onBlur={(e) => rename(e.currentTarget.value)}
+          />
+        </form>
+      ) : (
+        <div class="row folder-row">
+          <button type="button" class="folder-toggle" aria-expanded={props.open} onClick={props.toggle}>
+            <span class={`chevron${props.open ? " open" : ""}`}>
+              <Icon name="chevron" size={14} />
+            </span>
+            <Icon name="folder" size={16} />
+            <span class="folder-name">{group.name}</span>
+            <span class="count" aria-label={`${group.contextCount} conversations`}>
+              {group.contextCount}
+            </span>
+          </button>
+          <button
+            ref={more}
+            type="button"
+            class="row-more"
+            aria-label={`Options for ${label}`}
+            aria-haspopup="menu"
+            aria-expanded={menu}
+            onClick={() => setMenu((m) => !m)}
+          >
+            <Icon name="more" />
+          </button>
+          {menu && more.current && (
+            <Menu anchor={more.current} label={`Options for ${label}`} onClose={closeMenu}>
+              <button role="menuitem" type="button" onClick={() => {
+                  setMenu(false);
+                  setRenaming(true);
+                }}>
+                Rename group
+              </button>
+              <button role="menuitem" type="button" class="danger" onClick={() => {
+                  setMenu(false);
+                  setDeleting(true);
+                }}>
+                Delete group
+              </button>
+            </Menu>
+          )}
+        </div>
+      )}
       {props.open && (
-        <ul class="folder-items" aria-label={props.group.name}>
+        <ul class="folder-items" aria-label={group.name}>
           {items.map((c) => (
             <li key={c.id}>{props.row(c)}</li>
           ))}
@@ -292,6 +355,63 @@ function Folder(props: { group: Group; open: boolean; toggle: () => void; row: (
           )}
         </ul>
       )}
+      <ConfirmDialog
+        title={`Delete the group “${group.name}”?`}
+        open={deleting}
+        confirmLabel="Delete group"
+        onClose={() => setDeleting(false)}
+        onConfirm={() => {
+          setDeleting(false);
+          deleteGroup.mutate(group.id, { onError: props.onError });
+        }}
+      >
+        {group.contextCount === 0
+          ? "The group is empty."
+          : `Its ${group.contextCount === 1 ? "conversation stays" : `${group.contextCount} conversations stay`}, outside any group.`}
+      </ConfirmDialog>
     </li>
+  );
+}
+
+type NoticeText = { text: string; error?: boolean; undo?: () => void };
+
+/**
+ * What the last action did ("Archived …", with Undo), or why it failed. A success goes by
+ * itself after 10 seconds, but not while the pointer or the keyboard's focus is on it (to
+ * reach Undo); a failure stays until dismissed.
+ */
+function Notice({ notice, onDismiss }: { notice: NoticeText; onDismiss: () => void }) {
+  const ref = useRef<HTMLParagraphElement>(null);
+  const [held, setHeld] = useState(false);
+  useEffect(() => {
+    const el = ref.current!;
+    const hold = () => setHeld(true);
+    const release = (e: Event) => {
+      const next = (e as FocusEvent).relatedTarget as Node | null;
+      if (e.type === "focusout" ? !el.contains(next) : !el.contains(document.activeElement)) setHeld(false);
+    };
+    const events = [["mouseenter", hold], ["focusin", hold], ["mouseleave", release], ["focusout", release]] as const;
+    for (const [name, listener] of events) el.addEventListener(name, listener);
+    return () => {
+      for (const [name, listener] of events) el.removeEventListener(name, listener);
+    };
+  }, []);
+  useEffect(() => {
+    if (held || notice.error) return;
+    const timer = setTimeout(onDismiss, 10_000);
+    return () => clearTimeout(timer);
+  }, [notice, held]);
+  return (
+    <p ref={ref} role={notice.error ? "alert" : "status"} class={`sidebar-notice${notice.error ? " error" : ""}`}>
+      <span>{notice.text}</span>
+      {notice.undo && (
+        <button type="button" class="link-button small" onClick={notice.undo}>
+          Undo
+        </button>
+      )}
+      <button type="button" class="icon-button small" aria-label="Dismiss" onClick={onDismiss}>
+        <Icon name="close" size={14} />
+      </button>
+    </p>
   );
 }

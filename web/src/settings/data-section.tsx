@@ -1,12 +1,32 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "preact/hooks";
 import { Link } from "wouter-preact";
-import { authedFetch, noticeResponse, toApiError, type Context } from "../api/client";
+import { authedFetch, noticeResponse, toApiError, type Context, type Schemas } from "../api/client";
 import { downloadFile } from "../api/download";
 import { plainText } from "../ui/plain-text";
 
+/** The tag an export of the service carries (typed from the API: a change breaks this build). */
+const EXPORT_FORMAT: Schemas["ExportDocument"]["format"] = "plant-chat-export";
+
 /** The most an import may be, in bytes (the server's limit). */
 const MAX_IMPORT_BYTES = 10 * 1024 * 1024;
+
+/**
+ * What is wrong with a file that is neither kind of import, said in the words of this page
+ * (the service's own message names its format's internal tag); null when it may be one, and
+ * the server checks the rest.
+ */
+function notAnImport(text: string): string | null {
+  let file: unknown;
+  try {
+    file = JSON.parse(text);
+  } catch {
+    return "This file is not JSON: choose an export of Assistant Chat (a .json file) or ChatGPT's conversations.json.";
+  }
+  const object = file !== null && typeof file === "object" && !Array.isArray(file) ? (file as Record<string, unknown>) : null;
+  if (Array.isArray(file) || (object && (object.format === EXPORT_FORMAT || "mapping" in object))) return null;
+  return "This file is neither an export of Assistant Chat nor ChatGPT's conversations.json. Choose the file “Export everything” saved, or conversations.json from ChatGPT's data export.";
+}
 
 /** Export everything as one JSON file; import an export or ChatGPT's conversations.json. */
 export function DataSection() {
@@ -15,13 +35,14 @@ export function DataSection() {
   const [exportError, setExportError] = useState<string | null>(null);
   const [file, setFile] = useState<File | null>(null);
   const [importing, setImporting] = useState(false);
-  const [result, setResult] = useState<{ items: Context[] } | { error: string } | null>(null);
+  const [result, setResult] = useState<{ items: Context[]; skipped: number } | { error: string } | null>(null);
 
   async function exportAll() {
     setExporting(true);
     setExportError(null);
     try {
-      await downloadFile("/me/export", "plant-chat-export.json");
+      // Named for the product people know, whatever the service calls its file.
+      await downloadFile("/me/export", `assistant-chat-export-${new Date().toISOString().slice(0, 10)}.json`, { name: "ours" });
     } catch (err) {
       setExportError((err as Error).message);
     } finally {
@@ -37,15 +58,19 @@ export function DataSection() {
       setResult({ error: `This file is ${(file.size / 1024 / 1024).toFixed(1)} MiB; an import may be at most 10 MiB. Split it and import the parts.` });
       return;
     }
+    const text = await file.text();
+    const unknown = notAnImport(text);
+    if (unknown) {
+      setResult({ error: unknown });
+      return;
+    }
     setImporting(true);
     try {
-      const response = await authedFetch(
-        new Request("/contexts/import", { method: "POST", headers: { "Content-Type": "application/json" }, body: await file.text() }),
-      );
+      const response = await authedFetch(new Request("/contexts/import", { method: "POST", headers: { "Content-Type": "application/json" }, body: text }));
       noticeResponse(response);
       const body = await response.json().catch(() => null);
       if (!response.ok) throw toApiError(response, body);
-      setResult(body as { items: Context[] });
+      setResult(body as { items: Context[]; skipped: number });
       void client.invalidateQueries({ queryKey: ["contexts"] });
       void client.invalidateQueries({ queryKey: ["groups"] });
     } catch (err) {
@@ -99,7 +124,10 @@ export function DataSection() {
         {result && "items" in result && (
           <div role="status" class="stack">
             <p>
-              Imported {result.items.length} conversation{result.items.length === 1 ? "" : "s"}.
+              {result.items.length > 0 || result.skipped === 0
+                ? `Imported ${result.items.length} conversation${result.items.length === 1 ? "" : "s"}.`
+                : "Nothing new to import."}
+              {result.skipped > 0 && ` ${result.skipped} conversation${result.skipped === 1 ? "" : "s"} already here, skipped.`}
             </p>
             <ul class="imported-list">
               {result.items.slice(0, 20).map((c) => (

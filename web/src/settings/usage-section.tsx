@@ -2,6 +2,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
 import { api, must } from "../api/client";
 import { useCredits } from "../chat/credits";
+import { plainText } from "../ui/plain-text";
 import { formatDateTime, formatDay } from "../ui/time";
 
 /** Today's credits, daily use over 30 days (a bar chart), and the per-message history. */
@@ -66,7 +67,13 @@ export function UsageSection() {
                     <td>{formatDateTime(r.at)}</td>
                     <td>{r.model}</td>
                     <td>{r.credits}</td>
-                    <td>{r.contextId ? <Link href={`/c/${r.contextId}`}>Open</Link> : <span class="muted">deleted</span>}</td>
+                    <td>
+                      {r.contextId && r.contextName !== null ? (
+                        <Link href={`/c/${r.contextId}`}>{plainText(r.contextName) || r.contextName}</Link>
+                      ) : (
+                        <span class="muted">{r.contextId ? "deleted" : "none (API)"}</span>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>

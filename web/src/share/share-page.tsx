@@ -1,7 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
+import { useEffect } from "preact/hooks";
 import { Markdown } from "../ui/markdown";
+import { usePrepared, warmPreparer } from "../ui/prepare";
 import { plainText } from "../ui/plain-text";
 import { formatDateTime } from "../ui/time";
 
@@ -12,7 +14,10 @@ export function SharePage({ token }: { token: string }) {
     queryFn: () => must(api.GET("/shared/{token}", { params: { path: { token } } })),
     retry: false,
   });
-  if (shared.isPending) return <main class="share-page"><p class="muted">Loading…</p></main>;
+  // Its replies and dates are made ready by a worker (prepare.ts), loading while the snapshot does.
+  useEffect(() => warmPreparer(), []);
+  const ready = usePrepared(shared.data?.messages.filter((m) => m.role !== "user").map((m) => m.content) ?? [], shared.data ? [shared.data.sharedAt, shared.data.expiresAt ?? ""].filter(Boolean) : []);
+  if (shared.isPending || (shared.data && !ready)) return <main class="share-page"><p class="muted">Loading…</p></main>;
   if (shared.isError) {
     const gone = shared.error instanceof ApiError && shared.error.status === 404;
     return (

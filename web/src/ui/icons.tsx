@@ -25,8 +25,12 @@ const paths = {
   download: "M12 4v12M7 11l5 5 5-5M5 20h14",
   upload: "M12 20V8M7 13l5-5 5 5M5 4h14",
   check: "M5 12l5 5L20 7",
+  speaker: "M11 5L6 9H3v6h3l5 4zM15.5 8.5a5 5 0 0 1 0 7M18.5 5.5a9 9 0 0 1 0 13",
   left: "M15 6l-6 6 6 6",
   right: "M9 6l6 6-6 6",
+  // Thumbs (Feather's outline): a raised hand for a good reply, the same turned down.
+  thumbUp: "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3",
+  thumbDown: "M10 15v4a3 3 0 0 0 3 3l4-9V2H5.7a2 2 0 0 0-2 1.7l-1.4 9a2 2 0 0 0 2 2.3zM17 2h2.7A2.3 2.3 0 0 1 22 4v7a2.3 2.3 0 0 1-2.3 2H17",
 };
 
 export type IconName = keyof typeof paths;

@@ -1,6 +1,6 @@
 import DOMPurify, { type Config } from "dompurify";
-import { Marked, type TokenizerAndRendererExtension, type Tokens } from "marked";
 import { useEffect, useMemo, useState } from "preact/hooks";
+import { isLoaded, isPrepared, listeners, load, markdownHtml, tooDeepToRender, type Extra } from "./markdown-html";
 import { plainText } from "./plain-text";
 
 // Every link a model writes opens in a new tab without handing over this page; DOMPurify
@@ -10,85 +10,6 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
     node.setAttribute("target", "_blank");
     node.setAttribute("rel", "noopener noreferrer");
   }
-});
-
-// Highlighting and math are loaded the first time a reply needs them (dynamic imports, each
-// its own file in the build), so the chat's first load carries neither.
-interface Extras {
-  highlightCode?: (code: string, language: string | undefined) => string | null;
-  renderMath?: (tex: string, display: boolean) => string;
-}
-type Extra = "code" | "math";
-const extras: Extras = {};
-const loading: Partial<Record<Extra, Promise<void>>> = {};
-const listeners = new Set<() => void>();
-
-function load(extra: Extra) {
-  loading[extra] ??= (
-    extra === "code"
-      ? import("./code-highlight").then((m) => void (extras.highlightCode = m.highlightCode))
-      : import("./math").then((m) => void (extras.renderMath = m.renderMath))
-  ).then(
-    () => listeners.forEach((listener) => listener()),
-    // Offline or a new deployment: replies stay readable, plain; the next reply tries again.
-    () => void delete loading[extra],
-  );
-}
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-
-/**
- * Math in the delimiters models use: `$…$` and `\(…\)` inline, `$$…$$` and `\[…\]` as a
- * block. An inline `$` must hug its formula and not be followed by a digit, so prices
- * ("$5 and $10") stay text.
- */
-const INLINE_MATH = [/^\$\$(?!\s)([^$]+?)\$\$/, /^\$(?![\s$])((?:\\.|[^\\$\n])+?)(?<![\s\\])\$(?!\d)/, /^\\\(([\s\S]+?)\\\)/];
-const BLOCK_MATH = [/^ {0,3}\$\$([\s\S]+?)\$\$[ \t]*(?:\n+|$)/, /^ {0,3}\\\[([\s\S]+?)\\\][ \t]*(?:\n+|$)/];
-
-/** What the text being rendered still needs loaded; rendering is synchronous, one text at a time. */
-let needs = new Set<Extra>();
-
-function mathExtension(level: "inline" | "block", patterns: RegExp[]): TokenizerAndRendererExtension {
-  return {
-    name: `${level}Math`,
-    level,
-    start: (src: string) => {
-      const at = src.search(level === "inline" ? /\$|\\\(/ : /^ {0,3}(?:\$\$|\\\[)/m);
-      return at < 0 ? undefined : at;
-    },
-    tokenizer(src: string) {
-      for (const pattern of patterns) {
-        const match = pattern.exec(src);
-        if (match) return { type: `${level}Math`, raw: match[0], text: match[1]!.trim(), display: level === "block" || match[0].startsWith("$$") };
-      }
-      return undefined;
-    },
-    renderer(token) {
-      const { text, display } = token as unknown as { text: string; display: boolean };
-      if (extras.renderMath) return extras.renderMath(text, display);
-      needs.add("math");
-      // Until KaTeX arrives, the formula's source.
-      return display ? `<pre class="math-pending"><code>${escapeHtml(text)}</code></pre>` : `<code class="math-pending">${escapeHtml(text)}</code>`;
-    },
-  };
-}
-
-const marked = new Marked({
-  gfm: true,
-  breaks: true,
-  extensions: [mathExtension("block", BLOCK_MATH), mathExtension("inline", INLINE_MATH)],
-  renderer: {
-    code({ text, lang }: Tokens.Code) {
-      const language = lang?.match(/^[\w+#-]+/)?.[0]?.toLowerCase();
-      // Like marked's own: the block ends in one newline, which Copy copies too.
-      const code = `${text.replace(/\n$/, "")}\n`;
-      let body: string | null = null;
-      if (extras.highlightCode) body = extras.highlightCode(code, language);
-      else needs.add("code");
-      return `<pre><code${language ? ` class="language-${escapeHtml(language)}"` : ""}>${body ?? escapeHtml(code)}</code></pre>\n`;
-    },
-  },
 });
 
 const SANITIZE: Config & { RETURN_DOM_FRAGMENT: true } = {
@@ -163,9 +84,13 @@ function addCodeHeader(pre: HTMLPreElement) {
  * Markdown (a model's reply, a shared snapshot) as sanitised HTML, and what it still needs
  * loaded to look its best (highlighting, math); rendered again once those arrive.
  */
+/** What a text prepared ahead (prepare.ts) rendered to, until its HTML changes: shown without doing it again. */
+const kept = new Map<string, { from: string; result: { html: string; needs: Extra[] } }>();
+
 export function renderMarkdown(text: string): { html: string; needs: Extra[] } {
-  needs = new Set<Extra>();
-  const html = marked.parse(text, { async: false });
+  const { html, needs } = markdownHtml(text);
+  const before = kept.get(text);
+  if (before?.from === html) return before.result;
   // Sanitised into a document of DOMPurify's own, which loads nothing: the images become
   // links there, before this HTML reaches the page.
   const fragment = DOMPurify.sanitize(html, SANITIZE);
@@ -173,7 +98,12 @@ export function renderMarkdown(text: string): { html: string; needs: Extra[] } {
   fragment.querySelectorAll("pre").forEach(addCodeHeader);
   const holder = fragment.ownerDocument!.createElement("div");
   holder.append(fragment);
-  return { html: holder.innerHTML, needs: [...needs].sort() };
+  const result = { html: holder.innerHTML, needs };
+  if (isPrepared(text)) {
+    kept.set(text, { from: html, result });
+    if (kept.size > 400) kept.delete(kept.keys().next().value!);
+  }
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -187,22 +117,6 @@ export function renderMarkdown(text: string): { html: string; needs: Extra[] } {
 
 /** A message longer than this is shown in parts of about this many characters, one more at each click. */
 export const PART_CHARS = 20_000;
-/** Past these the renderer's recursion (quotes, lists) or its emphasis matching gets too deep or too slow. */
-const MAX_QUOTE_DEPTH = 64;
-const MAX_INDENT = 128;
-const MAX_MARK_RUN = 256;
-
-/** Whether the renderer would go too deep in `text`: nested quotes or lists, or a long run of emphasis marks. */
-export function tooDeepToRender(text: string): boolean {
-  if (new RegExp(`[*_~\\[\\]]{${MAX_MARK_RUN},}`).test(text)) return true;
-  for (const line of text.split("\n")) {
-    const indent = /^[ \t]*/.exec(line)![0].replace(/\t/g, "    ").length;
-    if (indent > MAX_INDENT) return true;
-    const quotes = /^[ \t>]*/.exec(line)![0].split(">").length - 1;
-    if (quotes > MAX_QUOTE_DEPTH) return true;
-  }
-  return false;
-}
 
 /** `text` in parts of at most PART_CHARS, cut at a line's end where one is near (never inside a surrogate pair). */
 export function messageParts(text: string): string[] {
@@ -263,7 +177,7 @@ function MarkdownPart({ text }: { text: string }) {
     listeners.add(listener);
     // What the first render lacked may have arrived before this effect listened (a reply
     // mounted again as it is stored, while the math it asked for was loading).
-    if (needs.some((extra) => (extra === "code" ? extras.highlightCode : extras.renderMath))) listener();
+    if (needs.some(isLoaded)) listener();
     return () => void listeners.delete(listener);
   }, []);
   useEffect(() => needs.forEach(load), [needs.join()]);

@@ -9,9 +9,16 @@ export function formatDuration(ms: number): string {
   return `${s}s`;
 }
 
+/** Dates formatted off the main thread (prepare.ts): a browser's first date format costs it 60 ms or more. */
+const formatted = new Map<string, string>();
+
+export const rememberDateTime = (iso: string, text: string) => void formatted.set(iso, text);
+export const isFormatted = (iso: string) => formatted.has(iso);
+
+/** A moment in the reader's own format: "Nov 26, 2026, 9:06 AM" in the US, "26 Nov 2026, 09:06" in Britain. */
 export function formatDateTime(iso: string | null): string {
   if (!iso) return "never";
-  return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return formatted.get(iso) ?? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
 export function formatDay(day: string): string {

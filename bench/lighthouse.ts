@@ -1,0 +1,178 @@
+// Lighthouse (its mobile preset: a mid-range phone's CPU, slow 4G, simulated; every file
+// fetched afresh) on the pages people open: login, the chat with a conversation holding
+// code, a table and math, Settings, and the public share page. Several runs a page; the
+// median is what BENCHMARKS.md records. `npm run bench -- lighthouse`.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import lighthouse from "lighthouse";
+import { chromium } from "playwright-core";
+import { chromiumPath, hasChromium } from "../test/e2e/support/chromium";
+import { startFakeUpstream } from "../test/support/fake-upstream";
+import { startServerProcess } from "../test/support/server-process";
+import { buildWebIfNeeded } from "../web/scripts/build-if-needed.mjs";
+import { RICH_REPLIES } from "./lighthouse-content";
+import { machine, median, writeSection } from "./support";
+
+const RUNS = Number(process.env.LIGHTHOUSE_RUNS ?? 3);
+/** A folder to keep each run's full report (JSON, for Lighthouse's viewer) and its trace (for DevTools' Performance panel) in, when set. */
+const REPORTS = process.env.LIGHTHOUSE_REPORTS;
+/** Only the pages whose names start with one of these (comma-separated), while working on one; BENCHMARKS.md is then left alone. */
+const ONLY = process.env.LIGHTHOUSE_ONLY?.split(",").filter(Boolean);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Score {
+  performance: number;
+  tbt: number;
+  /** The same sum from the CPU time the page's tasks got (see cpuBlockingTime). */
+  cpuTbt: number;
+  lcp: number;
+  fcp: number;
+  bestPractices: number;
+}
+
+async function audit(url: string, port: number, name: string): Promise<Score> {
+  const result = await lighthouse(url, { port, output: "json", logLevel: "error", onlyCategories: ["performance", "best-practices"] });
+  if (!result) throw new Error(`Lighthouse gave no result for ${url}`);
+  const { lhr } = result;
+  if (REPORTS) {
+    mkdirSync(REPORTS, { recursive: true });
+    writeFileSync(join(REPORTS, `${name.split(",")[0]!.replace(/\W+/g, "-")}-${Date.now()}.json`), JSON.stringify(lhr));
+  }
+  if (REPORTS) writeFileSync(join(REPORTS, `${name.split(",")[0]!.replace(/\W+/g, "-")}-${Date.now()}.trace.json`), JSON.stringify(result.artifacts.Trace));
+  if (lhr.runtimeError) throw new Error(`Lighthouse failed on ${url}: ${lhr.runtimeError.message}`);
+  const ms = (id: string) => Math.round(lhr.audits[id]?.numericValue ?? NaN);
+  return {
+    cpuTbt: cpuBlockingTime(result.artifacts.Trace),
+    performance: Math.round((lhr.categories.performance?.score ?? 0) * 100),
+    bestPractices: Math.round((lhr.categories["best-practices"]?.score ?? 0) * 100),
+    tbt: ms("total-blocking-time"),
+    lcp: ms("largest-contentful-paint"),
+    fcp: ms("first-contentful-paint"),
+  };
+}
+
+interface TraceEvent {
+  name: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  ts: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string };
+}
+
+/**
+ * Total blocking time as Lighthouse counts it (each main-thread task after the first paint,
+ * times its CPU slowdown of 4, less 50 ms), from the CPU time each task got (the trace's
+ * \`tdur\`) rather than the time it took: on a shared machine another process's work stretches a
+ * task's wall time, and Lighthouse's own figure with it. From the run's trace (an artifact
+ * Lighthouse hands back with its result).
+ */
+function cpuBlockingTime(trace: { traceEvents: unknown[] }): number {
+  const events = trace.traceEvents as TraceEvent[];
+  const fcp = events.find((e) => e.name === "firstContentfulPaint");
+  if (!fcp) return NaN;
+  const main = events.find((e) => e.name === "thread_name" && e.pid === fcp.pid && e.args?.name === "CrRendererMain");
+  let blocking = 0;
+  for (const e of events) {
+    if (e.name !== "RunTask" || e.ph !== "X" || e.pid !== fcp.pid || e.tid !== main?.tid || e.ts + (e.dur ?? 0) < fcp.ts) continue;
+    blocking += Math.max(0, ((e.tdur ?? e.dur ?? 0) / 1000) * 4 - 50);
+  }
+  return Math.round(blocking);
+}
+
+async function main() {
+  if (!hasChromium) {
+    writeSection("Lighthouse", "Chromium is not installed here, so Lighthouse did not run (apt-get install chromium).");
+    return;
+  }
+  buildWebIfNeeded();
+  const upstream = await startFakeUpstream({ record: false });
+  const server = await startServerProcess({ SVC_MODEL_BASE_URL: upstream.baseUrl, RATE_LIMIT_PER_MINUTE: "0" });
+  const profile = mkdtempSync(join(tmpdir(), "lighthouse-profile-"));
+  const port = await freePort();
+  // Lighthouse drives this browser over its debugging port, in the default profile, where the
+  // login below leaves the session's cookie (Lighthouse clears the cache, not cookies).
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", `--remote-debugging-port=${port}`],
+  });
+  const pages: Array<{ name: string; path: string; scores: Score[] }> = [];
+  try {
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    const measure = async (name: string, path: string) => {
+      if (ONLY && !ONLY.some((prefix) => name.startsWith(prefix))) return;
+      const scores: Score[] = [];
+      for (let i = 0; i < RUNS; i++) scores.push(await audit(`${server.url}${path}`, port, name));
+      pages.push({ name, path, scores });
+      console.log(`${name}: ${scores.map((s) => `${s.performance} (TBT ${s.tbt} ms, from CPU time ${s.cpuTbt} ms)`).join(", ")}`);
+    };
+
+    // A first visit: nobody signed in yet.
+    await measure("login", "/login");
+
+    // The conversation, made through the API by the person the browser then signs in as.
+    const name = "lighthouse";
+    const session = await fetch(`${server.url}/auth/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ local: { name } }) });
+    const { accessToken } = (await session.json()) as { accessToken: string };
+    const headers = { Authorization: `Bearer ${accessToken}`, "Content-Type": "application/json" };
+    let contextId: string | undefined;
+    for (const [question, answer] of RICH_REPLIES) {
+      upstream.reply = () => answer!;
+      const res = await fetch(`${server.url}/chat/send`, { method: "POST", headers, body: JSON.stringify({ message: question, ...(contextId ? { contextId } : {}) }) });
+      if (!res.ok) throw new Error(`POST /chat/send answered ${res.status}: ${await res.text()}`);
+      contextId = ((await res.json()) as { contextId: string }).contextId;
+    }
+    const share = await fetch(`${server.url}/contexts/${contextId}/share`, { method: "POST", headers, body: "{}" });
+    const shareUrl = new URL(((await share.json()) as { url: string }).url);
+
+    await page.goto(`${server.url}/login`);
+    await page.getByLabel("Your name").fill(name);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    await page.goto("about:blank");
+
+    await measure("chat, a conversation with code, a table and math", `/c/${contextId}`);
+    await measure("settings", "/settings");
+    await measure("share page", shareUrl.pathname);
+  } finally {
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+    await server.close();
+    await upstream.close();
+  }
+
+  if (ONLY) return;
+  const mid = (scores: Score[], key: keyof Score) => median(scores.map((s) => s[key]));
+  const range = (scores: Score[], key: keyof Score) => `${Math.min(...scores.map((s) => s[key]))}–${Math.max(...scores.map((s) => s[key]))}`;
+  const rows = pages.map(
+    ({ name, path, scores }) =>
+      `| ${name} (\`${path.replace(/\/(c|s)\/[^/]+$/, "/$1/…")}\`) | **${mid(scores, "performance")}** (${range(scores, "performance")}) | **${mid(scores, "tbt")}** (${range(scores, "tbt")}) | ${mid(scores, "cpuTbt")} (${range(scores, "cpuTbt")}) | ${mid(scores, "fcp")} | ${mid(scores, "lcp")} | ${mid(scores, "bestPractices")} |`,
+  );
+  writeSection(
+    "Lighthouse",
+    `${machine()}. Lighthouse ${(await import("lighthouse/package.json", { with: { type: "json" } })).default.version}, mobile preset (simulated slow 4G and a 4× slower CPU), cold cache (Lighthouse clears it before each run; the session's cookie stays), against the Node server (\`npm start\`'s build) over loopback, in Debian's Chromium, headless. The median of ${RUNS} runs a page (the range in brackets). The chat page opens a conversation of three exchanges: a table, two highlighted code blocks (Python, JavaScript) and display and inline math.
+
+| page | performance | total blocking time, ms | the same from CPU time, ms | first contentful paint, ms | largest contentful paint, ms | best practices |
+|---|---:|---:|---:|---:|---:|---:|
+${rows.join("\n")}
+
+\`npm run bench -- lighthouse\` (\`LIGHTHOUSE_RUNS=5\` for more runs a page).`,
+  );
+}
+
+await main();
