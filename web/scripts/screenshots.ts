@@ -151,7 +151,7 @@ async function main() {
       await composer.fill("How often should I water my monstera?");
       await composer.press("Enter");
       await page.getByText("Yellow leaves usually mean").waitFor();
-      await page.getByRole("button", { name: /Houseplants/ }).click();
+      await page.getByRole("button", { name: /Houseplants/ }).first().click(); // the folder, not its Options
       await page.getByRole("link", { name: "Best soil mix for a fiddle leaf fig" }).waitFor();
       await page.mouse.move(900, 400);
       await shoot(page, "chat");
@@ -159,6 +159,8 @@ async function main() {
       await page.getByRole("button", { name: "Regenerate reply" }).last().click();
       await page.getByText("about every 1–2 weeks").waitFor();
       await page.getByRole("button", { name: "Send" }).waitFor();
+      // Stored, with its controls (Send comes back a moment before the conversation is read again).
+      await page.getByRole("group", { name: "Version 2 of 2" }).waitFor();
       await page.mouse.move(900, 400);
       await shoot(page, "chat-versions");
       await page.getByRole("button", { name: "Previous version of this reply" }).click();
