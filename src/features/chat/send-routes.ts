@@ -13,6 +13,7 @@ import { text } from "../../platform/http/text";
 import { waitUntil } from "../../platform/wait-until";
 import { CreditsSchema } from "../account/credits-schema";
 import { MAX_INSTRUCTIONS } from "../contexts/contexts";
+import { MAX_MESSAGE_ATTACHMENTS } from "../attachments/attachments";
 import { CreditReplyHeaders, IdempotencyHeaders, MessageText } from "./chat-schemas";
 import { creditsAfter, creditsOf } from "./exchange";
 import { clientGone, setChargedHeaders, sseReply, streamError, untilDone } from "./exchange-wire";
@@ -36,6 +37,11 @@ const ChatSendSchema = z
       .optional()
       .openapi({ description: "Without `contextId`: the new context's instructions (a system prompt, e.g. a preset's)" }),
     stream: z.boolean().optional().openapi({ description: "Reply as text/event-stream" }),
+    attachments: z
+      .array(Id)
+      .max(MAX_MESSAGE_ATTACHMENTS, { message: `at most ${MAX_MESSAGE_ATTACHMENTS} attachments a message` })
+      .optional()
+      .openapi({ description: "Ids of uploads (POST /attachments) the message carries, in order; images need a model with images: true" }),
   })
   .refine((b) => b.parentId === undefined || b.contextId !== undefined, { message: "needs contextId: a message follows a reply of a context", path: ["parentId"] })
   .refine((b) => b.instructions === undefined || b.instructions === null || b.contextId === undefined, {
@@ -52,6 +58,10 @@ const ChatReplySchema = z
     messageId: z.string().openapi({ description: "The stored reply: the end of the context's active branch", example: "msg_Yv3Q0k8mN2pR5sT7uW9xZA" }),
     parentId: z.string().openapi({ description: "The user message it answers", example: "msg_Yv3Q0k8mN2pR5sT7uW9xZB" }),
     credits: CreditsSchema,
+    attachmentsCut: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "Documents (attachment ids) whose text was cut to fit the model's context window; absent when none was" }),
   })
   .openapi("ChatReply");
 
@@ -137,8 +147,8 @@ registerEventSchema(chatRouter, "ChatStreamEvent", ChatStreamEvent);
 
 export const chatRoutes = chatRouter
   .openapi(send, async (c) => {
-    const { message, model, contextId, parentId, instructions, stream } = c.req.valid("json");
-    const turn: ChatTurn = { kind: "send", message, contextId, parentId, instructions };
+    const { message, model, contextId, parentId, instructions, stream, attachments } = c.req.valid("json");
+    const turn: ChatTurn = { kind: "send", message, contextId, parentId, instructions, attachments };
     return answerTurn(c, turn, { modelId: model, key: c.req.valid("header")["idempotency-key"], stream: stream === true });
   })
   .openapi(regenerate, async (c) => {

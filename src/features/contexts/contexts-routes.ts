@@ -264,6 +264,6 @@ export const contextRoutes = createRouter()
   })
   .openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid("param");
-    if (!(await deleteContext(c.get("deps").db, c.get("principal").userId, id))) throw contextNotFound(id);
+    if (!(await deleteContext(c.get("deps"), c.get("principal").userId, id))) throw contextNotFound(id);
     return c.body(null, 204);
   });

@@ -1,0 +1,203 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runDailyRollover } from "../src/jobs/daily-rollover";
+import { attachmentsFolder } from "../src/platform/node/node-deps";
+import { expectError } from "./support/expect-error";
+import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
+import { fileForm, jpeg, pdf, png, svg } from "./support/files";
+import { createHarness, type Harness } from "./support/harness";
+
+let up: FakeUpstream;
+let h: Harness;
+let token: string;
+
+beforeAll(async () => {
+  up = await startFakeUpstream();
+  const models = [
+    { id: "vision", protocol: "openai", baseUrl: up.baseUrl, images: true, default: true, credits: 1 },
+    { id: "plain", protocol: "openai", baseUrl: up.baseUrl, credits: 1 },
+    { id: "claude", protocol: "anthropic", baseUrl: up.origin, apiKeyEnv: "CLAUDE_KEY", images: true, credits: 1 },
+    { id: "narrow", protocol: "openai", baseUrl: up.baseUrl, credits: 1, contextWindow: 600 },
+  ];
+  h = await createHarness({
+    env: { MODELS: JSON.stringify(models), CLAUDE_KEY: "claude-test-key", DAILY_CREDITS: "50", MAX_IMAGE_BYTES: "4096", MAX_DOCUMENT_BYTES: "16384", ATTACHMENT_QUOTA_BYTES: "30000" },
+  });
+  token = await h.signIn("uploader");
+});
+afterAll(async () => {
+  await h.close();
+  await up.close();
+});
+beforeEach(() => {
+  up.mode = "ok";
+  up.requests.length = 0;
+});
+
+const upload = (bytes: Uint8Array<ArrayBuffer>, name: string, as = token) => h.request("/attachments", { method: "POST", body: fileForm(bytes, name), token: as });
+async function uploaded(bytes: Uint8Array<ArrayBuffer>, name: string, as = token): Promise<{ id: string; [k: string]: unknown }> {
+  const res = await upload(bytes, name, as);
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string };
+}
+const send = (json: Record<string, unknown>, as = token) => h.request("/chat/send", { method: "POST", json, token: as });
+const credits = async (as = token) => ((await (await h.request("/credits", { token: as })).json()) as { remaining: number }).remaining;
+const storedFiles = () => {
+  const root = attachmentsFolder(`file:${h.dbFile}`);
+  return existsSync(root) ? readdirSync(root).flatMap((d) => readdirSync(join(root, d)).filter((f) => !f.startsWith("."))) : [];
+};
+
+describe("POST /attachments", () => {
+  it("takes a PNG, its type read from its bytes whatever the client says", async () => {
+    const res = await h.request("/attachments", { method: "POST", body: fileForm(png(), "leaf.txt", "text/plain"), token });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({ id: expect.stringMatching(/^att_[A-Za-z0-9_-]{22}$/), name: "leaf.txt", type: "image/png", kind: "image", size: png().length });
+  });
+
+  it("takes a JPEG, Markdown and a PDF, with the PDF's pages and text length", async () => {
+    expect(await uploaded(jpeg(), "photo.jpg")).toMatchObject({ type: "image/jpeg", kind: "image" });
+    expect(await uploaded(new TextEncoder().encode("# Care\n\nWater weekly."), "care.md")).toMatchObject({ type: "text/markdown", kind: "document", chars: 21 });
+    expect(await uploaded(pdf(["Monstera care", "Light: bright, indirect"]), "care.pdf")).toMatchObject({ type: "application/pdf", kind: "document", pages: 2, chars: 37 });
+  });
+
+  it("refuses SVG and unknown binaries with 415 attachment_type", async () => {
+    await expectError(await upload(svg(), "logo.svg"), 415, /SVG/, "attachment_type");
+    await expectError(await upload(new Uint8Array([0x50, 0x4b, 0x03, 0x04, ...new Array(100).fill(1)]), "a.zip"), 415, /attach PNG, JPEG/, "attachment_type");
+    await expectError(await upload(new Uint8Array([0, 1, 2, 3, 200, 201, 255]), "blob.bin"), 415, /neither an image nor UTF-8 text/, "attachment_type");
+  });
+
+  it("says a PDF without a text layer has none: 422 document_without_text", async () => {
+    await expectError(await upload(pdf(["", ""]), "scan.pdf"), 422, /no text layer \(2 pages/, "document_without_text");
+  });
+
+  it("refuses an image over MAX_IMAGE_BYTES, and a body over the largest limit before reading it, with 413 attachment_too_large", async () => {
+    await expectError(await upload(png(5000), "big.png"), 413, /over the 4 KB limit/, "attachment_too_large");
+    const huge = new Uint8Array(200_000).fill(65);
+    await expectError(await upload(huge, "huge.txt"), 413, /over the 16 KB limit/, "attachment_too_large");
+  });
+
+  it("refuses multipart without a file, and a body that is not multipart", async () => {
+    await expectError(await h.request("/attachments", { method: "POST", json: { file: "x" }, token }), 415, /multipart\/form-data/);
+    const empty = new FormData();
+    empty.set("other", "x");
+    await expectError(await h.request("/attachments", { method: "POST", body: empty, token }), 400);
+  });
+
+  it("keeps one file however often the same bytes are uploaded", async () => {
+    const before = storedFiles().length;
+    const bytes = new TextEncoder().encode("same bytes, twice");
+    const a = await uploaded(bytes, "a.txt");
+    const b = await uploaded(bytes, "b.txt");
+    expect(a.id).not.toBe(b.id);
+    expect(storedFiles().length).toBe(before + 1);
+  });
+
+  it("counts uploads against the person's quota: 413 attachment_quota past it", async () => {
+    const other = await h.signIn("hoarder");
+    const chunk = (n: number) => new TextEncoder().encode(`${n}`.repeat(14_000).slice(0, 14_000));
+    await uploaded(chunk(1), "one.txt", other);
+    await uploaded(chunk(2), "two.txt", other);
+    await expectError(await upload(chunk(3), "three.txt", other), 413, /30 KB of storage/, "attachment_quota");
+  });
+});
+
+describe("GET /attachments/{id}", () => {
+  it("serves the owner the file with its sniffed type and headers that let nothing run", async () => {
+    const { id } = await uploaded(png(), "leaf.png");
+    const res = await h.request(`/attachments/${id}`, { token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
+    expect(res.headers.get("content-disposition")).toBe(`inline; filename="leaf.png"; filename*=UTF-8''leaf.png`);
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(png());
+    const thumb = await h.request(`/attachments/${id}?thumbnail=1`, { token });
+    expect(thumb.status).toBe(200);
+    expect((await h.request(`/attachments/${id}?download=1`, { token })).headers.get("content-disposition")).toMatch(/^attachment;/);
+  });
+
+  it("answers anyone else 404", async () => {
+    const { id } = await uploaded(png(), "mine.png");
+    await expectError(await h.request(`/attachments/${id}`, { token: await h.signIn("stranger") }), 404, /does not exist/, "attachment_not_found");
+    await expectError(await h.request(`/attachments/${id}`), 401);
+  });
+});
+
+describe("sending attachments", () => {
+  it("sends a PNG to a model that takes images as an image_url data part", async () => {
+    const { id } = await uploaded(png(), "leaf.png");
+    const res = await send({ message: "What plant is this?", model: "vision", attachments: [id] });
+    expect(res.status).toBe(200);
+    const content = up.requests.at(-1)!.body.messages.at(-1)!.content;
+    expect(content).toEqual([
+      { type: "text", text: "What plant is this?" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${Buffer.from(png()).toString("base64")}` } },
+    ]);
+  });
+
+  it("sends an Anthropic model an image block", async () => {
+    const { id } = await uploaded(png(), "leaf.png");
+    expect((await send({ message: "And now?", model: "claude", attachments: [id] })).status).toBe(200);
+    const content = up.requests.at(-1)!.body.messages.at(-1)!.content;
+    expect(content).toContainEqual({ type: "image", source: { type: "base64", media_type: "image/png", data: Buffer.from(png()).toString("base64") } });
+  });
+
+  it("refuses images to a model without images, 400 model_without_images, before anything is charged", async () => {
+    const { id } = await uploaded(png(), "leaf.png");
+    const before = await credits();
+    const body = await expectError(await send({ message: "See?", model: "plain", attachments: [id] }), 400, /does not take images/, "model_without_images");
+    expect(body.message).toMatch(/plain/);
+    expect(await credits()).toBe(before);
+    expect(up.requests).toHaveLength(0);
+  });
+
+  it("refuses an attachment that is not the sender's with 404, and more than 10 with 400", async () => {
+    const { id } = await uploaded(png(), "leaf.png", await h.signIn("someone-else"));
+    await expectError(await send({ message: "Look", attachments: [id] }), 404, /does not exist/, "attachment_not_found");
+    await expectError(await send({ message: "Look", attachments: Array.from({ length: 11 }, (_, i) => `att_${i}`) }), 400, /at most 10 attachments/);
+  });
+
+  it("sends a PDF's text as a labelled block, and the history later includes it again", async () => {
+    const { id } = await uploaded(pdf(["Repot the monstera in spring."]), "care.pdf");
+    const first = await send({ message: "Summarise", model: "plain", attachments: [id] });
+    expect(first.status).toBe(200);
+    const reply = (await first.json()) as { contextId: string; attachmentsCut?: string[] };
+    expect(reply.attachmentsCut).toBeUndefined();
+    const text = (m: { content: unknown }) => (Array.isArray(m.content) ? m.content.map((p: { text: string }) => p.text).join("\n") : String(m.content));
+    expect(text(up.requests.at(-1)!.body.messages.at(-1)!)).toBe('Summarise\n<document name="care.pdf" type="application/pdf" pages="1">\nRepot the monstera in spring.\n</document>');
+    expect((await send({ message: "When again?", model: "plain", contextId: reply.contextId })).status).toBe(200);
+    const history = up.requests.at(-1)!.body.messages;
+    expect(text(history.at(-3)!)).toContain("Repot the monstera in spring.");
+  });
+
+  it("cuts a document that does not fit the window, says so to the model and in the reply", async () => {
+    const long = Array.from({ length: 400 }, (_, i) => `line ${i} of the care guide`).join("\n");
+    const { id } = await uploaded(new TextEncoder().encode(long), "guide.txt");
+    const res = await send({ message: "Read it", model: "narrow", attachments: [id] });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { attachmentsCut?: string[] }).attachmentsCut).toEqual([id]);
+    const last = up.requests.at(-1)!.body.messages.at(-1)!.content as Array<{ text: string }>;
+    expect(last[1]!.text).toMatch(/\[The document was cut here: the first \d+ of its \d+ characters fit the model's context window\.\]\n<\/document>$/);
+  });
+});
+
+describe("deleting attachments", () => {
+  it("deletes a context's attachments and their files with the context", async () => {
+    const bytes = new TextEncoder().encode("unique bytes for deletion");
+    const { id } = await uploaded(bytes, "gone.txt");
+    const filesBefore = storedFiles().length;
+    const reply = (await (await send({ message: "Keep this", attachments: [id] })).json()) as { contextId: string };
+    expect((await h.request(`/contexts/${reply.contextId}`, { method: "DELETE", token })).status).toBe(204);
+    await expectError(await h.request(`/attachments/${id}`, { token }), 404);
+    expect(storedFiles().length).toBe(filesBefore - 1);
+  });
+
+  it("deletes uploads never sent once a day old, in the daily job", async () => {
+    const { id } = await uploaded(new TextEncoder().encode("never sent"), "unsent.txt");
+    const sent = await uploaded(new TextEncoder().encode("sent along"), "sent.txt");
+    expect((await send({ message: "With this", attachments: [sent.id] })).status).toBe(200);
+    await runDailyRollover(h.deps, { scheduledTime: new Date(h.clock.now().getTime() + 86_400_000 + 1000) });
+    await expectError(await h.request(`/attachments/${id}`, { token }), 404);
+    expect((await h.request(`/attachments/${sent.id}`, { token })).status).toBe(200);
+  });
+});
