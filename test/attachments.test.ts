@@ -181,6 +181,48 @@ describe("sending attachments", () => {
   });
 });
 
+describe("reading attachments back with their messages", () => {
+  it("lists a message's attachments in GET /contexts/{id} and in a share, whose viewers may read the files", async () => {
+    const image = await uploaded(png(), "leaf.png");
+    const doc = await uploaded(pdf(["Prune in March."]), "prune.pdf");
+    const reply = (await (await send({ message: "These two", attachments: [image.id, doc.id] })).json()) as { contextId: string };
+    const context = (await (await h.request(`/contexts/${reply.contextId}`, { token })).json()) as { messages: Array<{ role: string; attachments?: unknown[] }> };
+    expect(context.messages[0]!.attachments).toEqual([
+      { id: image.id, name: "leaf.png", type: "image/png", kind: "image", size: png().length },
+      { id: doc.id, name: "prune.pdf", type: "application/pdf", kind: "document", size: expect.any(Number), pages: 1, chars: 15 },
+    ]);
+    expect(context.messages[1]!.attachments).toBeUndefined();
+
+    const share = (await (await h.request(`/contexts/${reply.contextId}/share`, { method: "POST", json: {}, token })).json()) as { token: string };
+    const shared = (await (await h.request(`/shared/${share.token}`)).json()) as { messages: Array<{ attachments?: Array<{ id: string }> }> };
+    expect(shared.messages[0]!.attachments!.map((a) => a.id)).toEqual([image.id, doc.id]);
+    const file = await h.request(`/shared/${share.token}/attachments/${image.id}`);
+    expect(file.status).toBe(200);
+    expect(file.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
+    const elsewhere = await uploaded(png(), "not-shared.png");
+    await expectError(await h.request(`/shared/${share.token}/attachments/${elsewhere.id}`), 404, undefined, "attachment_not_found");
+    await h.request(`/contexts/${reply.contextId}/share`, { method: "DELETE", token });
+    await expectError(await h.request(`/shared/${share.token}/attachments/${image.id}`), 404);
+  });
+
+  it("sends a regenerated reply the answered message's attachments again", async () => {
+    const { id } = await uploaded(png(), "again.png");
+    const reply = (await (await send({ message: "Once more", model: "vision", attachments: [id] })).json()) as { contextId: string; messageId: string };
+    up.requests.length = 0;
+    const res = await h.request(`/contexts/${reply.contextId}/messages/${reply.messageId}/regenerate`, { method: "POST", json: { model: "vision" }, token });
+    expect(res.status).toBe(200);
+    expect(up.requests.at(-1)!.body.messages.at(-1)!.content).toContainEqual({ type: "image_url", image_url: { url: expect.stringMatching(/^data:image\/png;base64,/) } });
+  });
+
+  it("tells a model without images that an earlier message carried one", async () => {
+    const { id } = await uploaded(png(), "earlier.png");
+    const reply = (await (await send({ message: "Look", model: "vision", attachments: [id] })).json()) as { contextId: string };
+    expect((await send({ message: "And in words?", model: "plain", contextId: reply.contextId })).status).toBe(200);
+    const earlier = up.requests.at(-1)!.body.messages.at(-3)!.content as Array<{ type: string; text: string }>;
+    expect(earlier[1]).toEqual({ type: "text", text: "[An image was attached here (earlier.png); this model does not take images.]" });
+  });
+});
+
 describe("deleting attachments", () => {
   it("deletes a context's attachments and their files with the context", async () => {
     const bytes = new TextEncoder().encode("unique bytes for deletion");

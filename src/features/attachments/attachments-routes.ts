@@ -7,23 +7,13 @@ import { ApiError } from "../../platform/http/errors";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
 import { createRouter } from "../../platform/http/router";
-import { Id, serviceId } from "../../platform/http/service-id";
+import { Id } from "../../platform/http/service-id";
+import { AttachmentSchema } from "./attachment-schema";
 import { AttachmentNotFound, bytesOf, formatBytes, readableAttachment, uploadAttachment, type AttachmentRow } from "./attachments";
 
 /** Room for the multipart framing around the file. */
 const FRAMING_BYTES = 64 * 1024;
 
-export const AttachmentSchema = z
-  .object({
-    id: serviceId("att", "att_Qm3x9QeZ0aB7cD2fG4hJ6w"),
-    name: z.string().openapi({ example: "leaf.png" }),
-    type: z.string().openapi({ example: "image/png", description: "Read from the file's bytes, never from what the client said" }),
-    kind: z.enum(["image", "document"]),
-    size: z.number().int().openapi({ description: "Bytes", example: 48213 }),
-    pages: z.number().int().optional().openapi({ description: "A PDF's pages" }),
-    chars: z.number().int().optional().openapi({ description: "A document's text, in characters" }),
-  })
-  .openapi("Attachment");
 
 // The one multipart body the service takes besides a recording and an import: checked before it is read.
 const requireMultipart = createMiddleware<AppEnv>(async (c, next) => {

@@ -1,9 +1,9 @@
 import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
-import { ensureUser } from "../../platform/auth/users";
+import { ensureUserStep } from "../../platform/auth/users";
 import { BlobStoreError, type BlobStore } from "../../platform/blob-store";
 import type { Config } from "../../platform/config";
-import type { Db, Step } from "../../platform/db";
+import { Batch, type Db, type Step } from "../../platform/db";
 import { hex, randomId } from "../../platform/encoding";
 import { DomainError, excerpt } from "../../platform/errors";
 import type { Logger } from "../../platform/log";
@@ -143,16 +143,21 @@ async function requireRoom(deps: AttachmentDeps, userId: string, size: number): 
 }
 
 /** Inserts the row when the owner's uploads, with it, stay within the quota; false when they would not. */
-async function insertWithinQuota(deps: AttachmentDeps, principal: Principal, row: typeof attachments.$inferInsert): Promise<boolean> {
-  const { db } = deps;
-  const user = ensureUser(db, principal, row.createdAt);
-  const insert = db.run(sql`insert into ${attachments} (id, user_id, name, type, kind, size, sha256, pages, text, chars, created_at)
-    select ${row.id}, ${row.userId}, ${row.name}, ${row.type}, ${row.kind}, ${row.size}, ${row.sha256}, ${row.pages}, ${row.text}, ${row.chars}, ${row.createdAt.getTime()}
-    where (select coalesce(sum(size), 0) from ${attachments} where user_id = ${row.userId}) + ${row.size} <= ${deps.config.ATTACHMENT_QUOTA_BYTES}`);
-  const check = db.select({ id: attachments.id }).from(attachments).where(eq(attachments.id, row.id));
-  const results = user ? await db.batch([user, insert, check]) : await db.batch([insert, check]);
-  return (results.at(-1) as unknown[]).length === 1;
+async function insertWithinQuota(deps: AttachmentDeps, principal: Principal, row: NewRow): Promise<boolean> {
+  const batch = new Batch();
+  const user = ensureUserStep(deps.db, principal, row.createdAt);
+  if (user) batch.add(user);
+  const inserted = batch.add({
+    sql: `insert into attachments (id, user_id, name, type, kind, size, sha256, pages, text, chars, created_at)
+      select ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? where (select coalesce(sum(size), 0) from attachments where user_id = ?) + ? <= ? returning id`,
+    args: [row.id, row.userId, row.name, row.type, row.kind, row.size, row.sha256, row.pages, row.text, row.chars, row.createdAt.getTime(), row.userId, row.size, deps.config.ATTACHMENT_QUOTA_BYTES],
+    fields: ["id"],
+    read: (rows) => rows.length === 1,
+  });
+  return (await batch.run(deps.db))(inserted);
 }
+
+type NewRow = Omit<AttachmentRow, "pages" | "chars" | "text"> & { pages: number | null; chars: number | null; text: string | null; createdAt: Date };
 
 export function viewOf(row: { id: string; name: string; type: string; kind: AttachmentKind; size: number; pages?: number | null; chars?: number | null }): AttachmentView {
   return {

@@ -76,6 +76,8 @@ export function selectBranch(db: Db, userId: string, contextId: string, last: SQ
       created_at: column<number>("created_at"),
       parent_id: column<string | null>("parent_id"),
       siblings: column<string>("siblings"),
+      attachments: sql<string>`(select json_group_array(json_object('id', a.id, 'name', a.name, 'type', a.type, 'kind', a.kind, 'size', a.size, 'pages', a.pages, 'chars', a.chars))
+        from (select a.* from message_attachments ma join attachments a on a.id = ma.attachment_id where ma.message_id = b.id order by ma.position) a)`,
     })
     .from(sql`(${branchRows(userId, contextId, last, count)}) as b`)
     .orderBy(sql`b.depth`);
@@ -90,6 +92,8 @@ export interface BranchRow {
   created_at: number;
   parent_id: string | null;
   siblings: string;
+  /** Its attachments as a JSON array (`[]` when none). */
+  attachments: string;
 }
 
 /** The ids of a row's siblings, oldest first ((createdAt, id) order), itself included. */

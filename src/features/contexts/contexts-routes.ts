@@ -5,6 +5,7 @@ import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
 import { createContext, deleteContext, getContext, listContexts, MAX_INSTRUCTIONS, updateContext, type GroupFilter } from "./contexts";
 import { MessageNotFound } from "./errors";
+import { AttachmentSchema } from "../attachments/attachment-schema";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "./search";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
@@ -25,6 +26,7 @@ const MessageSchema = z
       description: "The messages that share its parent (its versions: regenerated replies, edited messages), itself included, oldest first",
     }),
     createdAt: iso,
+    attachments: z.array(AttachmentSchema).optional().openapi({ description: "The files it carries, in order (GET /attachments/{id}); absent when none" }),
   })
   .openapi("Message");
 

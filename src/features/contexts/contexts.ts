@@ -1,4 +1,4 @@
-import { contextAttachmentDeletions, removeUnusedFiles, type FileDeps } from "../attachments/attachments";
+import { contextAttachmentDeletions, removeUnusedFiles, viewOf, type AttachmentView, type FileDeps } from "../attachments/attachments";
 import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { randomId } from "../../platform/encoding";
@@ -41,6 +41,8 @@ export interface MessageView {
   /** The messages that share its parent (versions of it), itself included, oldest first. */
   siblingIds: string[];
   createdAt: string;
+  /** The files it carries (POST /attachments), in order; absent when none. */
+  attachments?: AttachmentView[];
 }
 
 /** Which contexts a listing covers: all, one group's, or those in no group. */
@@ -227,7 +229,13 @@ export function branchMessage(row: BranchRow): MessageView {
     parentId: row.parent_id,
     siblingIds: siblingIds(row),
     createdAt: isoTime(Number(row.created_at)),
+    ...attachmentsOf(row.attachments),
   };
+}
+
+function attachmentsOf(json: string): { attachments?: AttachmentView[] } {
+  const list = JSON.parse(json) as Parameters<typeof viewOf>[0][];
+  return list.length === 0 ? {} : { attachments: list.map(viewOf) };
 }
 
 /** What PATCH /contexts/{id} may change. */
