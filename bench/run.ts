@@ -11,6 +11,7 @@ const sections = [
   "worker",
   "search",
   "web",
+  "attachments",
   "before-after",
 ];
 
