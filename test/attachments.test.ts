@@ -223,6 +223,37 @@ describe("reading attachments back with their messages", () => {
   });
 });
 
+describe("exports and imports", () => {
+  it("carries the files in a context's JSON export (base64), and an import brings them back as the importer's", async () => {
+    const { id } = await uploaded(png(), "exported.png");
+    const reply = (await (await send({ message: "Export me", attachments: [id] })).json()) as { contextId: string };
+    const exported = (await (await h.request(`/contexts/${reply.contextId}/export`, { token })).json()) as {
+      contexts: Array<{ messages: Array<{ attachments?: Array<{ name: string; type: string; data: string }> }> }>;
+    };
+    expect(exported.contexts[0]!.messages[0]!.attachments).toEqual([
+      { id, name: "exported.png", type: "image/png", kind: "image", size: png().length, data: Buffer.from(png()).toString("base64") },
+    ]);
+    const everything = (await (await h.request("/me/export", { token })).json()) as { contexts: Array<{ messages: Array<{ attachments?: unknown[] }> }> };
+    expect(everything.contexts.some((c) => c.messages.some((m) => m.attachments?.length))).toBe(true);
+
+    const importer = await h.signIn("importer");
+    const res = await h.request("/contexts/import", { method: "POST", json: JSON.stringify(exported), token: importer });
+    expect(res.status).toBe(201);
+    const [created] = ((await res.json()) as { items: Array<{ id: string }> }).items;
+    const context = (await (await h.request(`/contexts/${created!.id}`, { token: importer })).json()) as { messages: Array<{ attachments?: Array<{ id: string; name: string }> }> };
+    const [copy] = context.messages[0]!.attachments!;
+    expect(copy!.name).toBe("exported.png");
+    expect(copy!.id).not.toBe(id);
+    const file = await h.request(`/attachments/${copy!.id}`, { token: importer });
+    expect(new Uint8Array(await file.arrayBuffer())).toEqual(png());
+  });
+
+  it("refuses an import whose file is not an attachment the service takes", async () => {
+    const document = { format: "plant-chat-export", version: 1, groups: [], contexts: [{ id: "c", name: "x", messages: [{ id: "m", parentId: null, role: "user", content: "hi", attachments: [{ name: "x.svg", data: Buffer.from(svg()).toString("base64") }] }] }] };
+    await expectError(await h.request("/contexts/import", { method: "POST", json: JSON.stringify(document), token }), 415, /SVG/, "attachment_type");
+  });
+});
+
 describe("deleting attachments", () => {
   it("deletes a context's attachments and their files with the context", async () => {
     const bytes = new TextEncoder().encode("unique bytes for deletion");
