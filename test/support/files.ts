@@ -23,7 +23,7 @@ export function jpeg(): Uint8Array<ArrayBuffer> {
 }
 
 export function svg(): Uint8Array<ArrayBuffer> {
-  return new TextEncoder().encode('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+  return new Uint8Array(new TextEncoder().encode('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'));
 }
 
 /** A PDF whose pages say `pages[i]` (Helvetica; empty strings make pages without text). */
@@ -47,7 +47,7 @@ export function pdf(pages: string[]): Uint8Array<ArrayBuffer> {
   const xref = out.length;
   out += `xref\n0 ${all.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
   out += `trailer\n<< /Size ${all.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return new TextEncoder().encode(out);
+  return new Uint8Array(new TextEncoder().encode(out));
 }
 
 /** A multipart body with one file. */

@@ -2,6 +2,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { Message } from "../api/client";
 import { Icon } from "../ui/icons";
 import { Markdown } from "../ui/markdown";
+import { MessageAttachments } from "./attachment-views";
+import type { Attachment } from "./attachments";
 
 export interface ShownMessage {
   id: string;
@@ -14,6 +16,7 @@ export interface ShownMessage {
   siblingIds?: string[];
   note?: string;
   streaming?: boolean;
+  attachments?: Attachment[];
 }
 
 /** What a person can do with a stored message; absent while a reply streams. */
@@ -107,7 +110,10 @@ function Item({ message: m, focused, actions }: { message: ShownMessage; focused
           </div>
         </form>
       ) : m.role === "user" ? (
-        <div class="bubble">{m.content}</div>
+        <div class="bubble">
+          {m.attachments && <MessageAttachments attachments={m.attachments} />}
+          {m.content}
+        </div>
       ) : (
         <div class="reply" aria-busy={m.streaming ? "true" : undefined}>
           <Markdown text={m.content || (m.streaming ? "…" : "")} />

@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
+import { MessageAttachments } from "../chat/attachment-views";
 import { Markdown } from "../ui/markdown";
 import { plainText } from "../ui/plain-text";
 import { formatDateTime } from "../ui/time";
@@ -41,7 +42,10 @@ export function SharePage({ token }: { token: string }) {
         {data.messages.map((m, i) => (
           <li key={i} class={`message ${m.role}`} aria-label={m.role === "user" ? "User said" : "Assistant replied"}>
             {m.role === "user" ? (
-              <div class="bubble">{m.content}</div>
+              <div class="bubble">
+                {m.attachments && <MessageAttachments attachments={m.attachments} share={token} />}
+                {m.content}
+              </div>
             ) : (
               <div class="reply">
                 <Markdown text={m.content} />

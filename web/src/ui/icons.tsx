@@ -27,6 +27,8 @@ const paths = {
   check: "M5 12l5 5L20 7",
   left: "M15 6l-6 6 6 6",
   right: "M9 6l6 6-6 6",
+  paperclip: "M20 11.5l-7.8 7.8a5 5 0 0 1-7.1-7.1l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7l-8.5 8.5a1.7 1.7 0 0 1-2.4-2.4l7.8-7.8",
+  file: "M6 3h9l4 4v14H6zM14 3v5h5",
 };
 
 export type IconName = keyof typeof paths;
