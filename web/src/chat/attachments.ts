@@ -34,7 +34,6 @@ export function formatSize(bytes: number): string {
 export function useDrafts() {
   const [drafts, setDrafts] = useState<Draft[]>([]);
   const update = (key: string, change: Partial<Draft>) => setDrafts((list) => list.map((d) => (d.key === key ? { ...d, ...change } : d)));
-  useEffect(() => () => drafts.forEach((d) => d.preview && URL.revokeObjectURL(d.preview)), []);
 
   function add(files: Iterable<File>) {
     const added = [...files].slice(0, Math.max(0, MAX_FILES - drafts.length));
@@ -59,7 +58,11 @@ export function useDrafts() {
     drafts,
     add,
     remove,
-    clear: () => setDrafts([]),
+    clear: () =>
+      setDrafts((list) => {
+        for (const d of list) if (d.preview) URL.revokeObjectURL(d.preview);
+        return [];
+      }),
     uploading: drafts.some((d) => !d.uploaded && !d.error),
     ids: drafts.flatMap((d) => (d.uploaded ? [d.uploaded.id] : [])),
     hasImages: drafts.some((d) => d.uploaded?.kind === "image"),
