@@ -16,6 +16,7 @@ export function DraftChips({ drafts, remove }: { drafts: Draft[]; remove: (key: 
             <span class="attachment-name">{d.name}</span>
             <span class="attachment-meta">{formatSize(d.size)}</span>
             {!d.uploaded && !d.error && <progress max={1} value={d.progress} aria-label={`Uploading ${d.name}`} />}
+            {d.error && <span class="attachment-error">Not attached: {d.error.message}</span>}
             <span class="visually-hidden" role="status">
               {d.name}: {state}
             </span>
