@@ -464,9 +464,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
                 ref={fileInput}
                 type="file"
                 multiple
-                class="visually-hidden"
-                tabIndex={-1}
-                aria-hidden="true"
+                hidden
                 accept="image/png,image/jpeg,image/webp,image/gif,application/pdf,text/*,.md,.csv,.json"
                 onChange={(e) => {
                   if (e.currentTarget.files) files.add(e.currentTarget.files);
