@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import { Dialog } from "../ui/dialog";
 import { Icon } from "../ui/icons";
 import { formatSize, useAttachmentUrl, type Attachment, type Draft } from "./attachments";
+import "./attachments.css";
 
 /** The composer's files before sending: a thumbnail or a chip each, with its size, progress and a remove button. */
 export function DraftChips({ drafts, remove }: { drafts: Draft[]; remove: (key: string) => void }) {
@@ -31,18 +32,18 @@ export function DraftChips({ drafts, remove }: { drafts: Draft[]; remove: (key: 
 }
 
 /** A stored message's files: images as thumbnails that open larger, documents as chips with their type and pages. */
-export function MessageAttachments({ attachments, share }: { attachments: Attachment[]; share?: string }) {
+export function MessageAttachments({ attachments }: { attachments: Attachment[] }) {
   return (
     <ul class="message-attachments" aria-label="Attachments">
       {attachments.map((a) => (
-        <li key={a.id}>{a.kind === "image" ? <ImageThumb attachment={a} share={share} /> : <DocumentChip attachment={a} />}</li>
+        <li key={a.id}>{a.kind === "image" ? <ImageThumb attachment={a} /> : <DocumentChip attachment={a} />}</li>
       ))}
     </ul>
   );
 }
 
-function ImageThumb({ attachment, share }: { attachment: Attachment; share?: string }) {
-  const url = useAttachmentUrl(attachment.id, share);
+function ImageThumb({ attachment }: { attachment: Attachment }) {
+  const url = useAttachmentUrl(attachment.id);
   const [open, setOpen] = useState(false);
   return (
     <>

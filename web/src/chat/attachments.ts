@@ -95,14 +95,14 @@ async function upload(file: File, onProgress: (fraction: number) => void): Promi
 }
 
 /** An attachment's file as a blob URL: GET /attachments/{id} needs the bearer token an <img> cannot send. */
-export function useAttachmentUrl(id: string, share?: string): string | undefined {
+export function useAttachmentUrl(id: string): string | undefined {
   const [url, setUrl] = useState<string>();
   useEffect(() => {
     let made: string | undefined;
     let live = true;
     void (async () => {
-      const path = share ? `/shared/${encodeURIComponent(share)}/attachments/${encodeURIComponent(id)}?thumbnail=1` : `/attachments/${encodeURIComponent(id)}?thumbnail=1`;
-      const token = share ? null : await freshToken();
+      const path = `/attachments/${encodeURIComponent(id)}?thumbnail=1`;
+      const token = await freshToken();
       const res = await fetch(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
       if (!res.ok || !live) return;
       made = URL.createObjectURL(await res.blob());
@@ -112,6 +112,6 @@ export function useAttachmentUrl(id: string, share?: string): string | undefined
       live = false;
       if (made) URL.revokeObjectURL(made);
     };
-  }, [id, share]);
+  }, [id]);
   return url;
 }

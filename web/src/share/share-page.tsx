@@ -1,7 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
-import { MessageAttachments } from "../chat/attachment-views";
+import "../chat/attachments.css";
+import { SharedAttachments } from "./shared-attachments";
 import { Markdown } from "../ui/markdown";
 import { plainText } from "../ui/plain-text";
 import { formatDateTime } from "../ui/time";
@@ -43,7 +44,7 @@ export function SharePage({ token }: { token: string }) {
           <li key={i} class={`message ${m.role}`} aria-label={m.role === "user" ? "User said" : "Assistant replied"}>
             {m.role === "user" ? (
               <div class="bubble">
-                {m.attachments && <MessageAttachments attachments={m.attachments} share={token} />}
+                {m.attachments && <SharedAttachments token={token} attachments={m.attachments} />}
                 {m.content}
               </div>
             ) : (
