@@ -12,6 +12,7 @@ const sections = [
   "search",
   "web",
   "lighthouse",
+  "attachments",
   "before-after",
 ];
 

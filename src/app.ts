@@ -23,6 +23,7 @@ import { plantRoutes } from "./features/plants/plants-routes";
 import { shareRoutes } from "./features/contexts/shares-routes";
 import { exportRoutes, importRoutes } from "./features/contexts/transfer-routes";
 import { audioRoutes } from "./features/voice/transcription-routes";
+import { attachmentRoutes } from "./features/attachments/attachments-routes";
 import { clientConfigRoutes } from "./features/sign-in/client-config-routes";
 import { docsRoutes } from "./features/operations/docs-routes";
 import { localLoginRoutes } from "./features/sign-in/local-login-routes";
@@ -56,6 +57,8 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
   app.route("/", audioRoutes);
   // The same for an import: a file of up to 10 MiB (src/features/contexts/transfer-routes.ts).
   app.route("/", importRoutes);
+  // And for an upload: one file of up to MAX_DOCUMENT_BYTES (src/features/attachments/attachments-routes.ts).
+  app.route("/", attachmentRoutes);
   app.use((c, next) => (mayHaveBody(c.req.method) ? readJsonBody(c, next) : next()));
 
   app.route("/", healthRoutes);

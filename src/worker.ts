@@ -1,4 +1,4 @@
-import type { D1Database, ExecutionContext, Fetcher, RateLimit, ScheduledController } from "@cloudflare/workers-types";
+import type { D1Database, ExecutionContext, Fetcher, R2Bucket, RateLimit, ScheduledController } from "@cloudflare/workers-types";
 // Turso over HTTP (libsql:// URLs are taken as https://): one request a statement or batch
 // suits a Worker, which keeps no socket between requests.
 import { createClient } from "@libsql/client/http";
@@ -9,6 +9,7 @@ import { dbFromD1, dbFromLibsql, type Db } from "./platform/db";
 import { createRuntime, type AssetSource, type Deps, type Runtime } from "./platform/deps";
 import { runDailyRollover } from "./jobs/daily-rollover";
 import type { WorkersAiBinding } from "./platform/models/workers-ai";
+import { r2BlobStore } from "./platform/worker/r2-blob-store";
 
 export interface Env {
   DB?: D1Database;
@@ -21,6 +22,8 @@ export interface Env {
   SIGN_IN_IDENTITY_LIMITER?: RateLimit;
   /** The web client's build (web/dist), from `[assets]` in wrangler.toml. */
   ASSETS?: Fetcher;
+  /** Attachments' bytes (wrangler.toml [[r2_buckets]]). */
+  ATTACHMENTS?: R2Bucket;
   [variable: string]: unknown;
 }
 
@@ -114,7 +117,7 @@ const app = createApp(async (c) => {
   if (!byOrigin) dependencies.set(env, (byOrigin = new Map()));
   let deps = byOrigin.get(origin);
   if (!deps) {
-    deps = { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), baseUrl: origin };
+    deps = { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), blobs: env.ATTACHMENTS && r2BlobStore(env.ATTACHMENTS), baseUrl: origin };
     // Origins are few; a stranger mix is simply not kept past a handful.
     if (byOrigin.size < 16) byOrigin.set(origin, deps);
   }
@@ -127,6 +130,6 @@ export default {
     const rt = await runtimeFor(env);
     // The day is the one the cron was scheduled for, however late this run starts.
     const scheduledTime = new Date(controller.scheduledTime);
-    ctx.waitUntil(runDailyRollover({ ...rt, db: databaseFor(env, rt) }, { scheduledTime }));
+    ctx.waitUntil(runDailyRollover({ ...rt, db: databaseFor(env, rt), blobs: env.ATTACHMENTS && r2BlobStore(env.ATTACHMENTS) }, { scheduledTime }));
   },
 };

@@ -1,8 +1,10 @@
 import { and, eq, lt, lte } from "drizzle-orm";
+import type { BlobStore } from "../platform/blob-store";
 import type { Config } from "../platform/config";
 import type { Db } from "../platform/db";
 import type { Logger } from "../platform/log";
 import { utcDay, utcDayBefore } from "../features/account/credits";
+import { deleteUnsentUploads } from "../features/attachments/attachments";
 import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
 import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
 import { pruneTimingStatements } from "../features/chat/model-speed";
@@ -14,6 +16,8 @@ export interface RolloverDeps {
   log: Logger;
   now: () => Date;
   config: Pick<Config, "MODEL_TIMEOUT_MS" | "SESSION_IDLE_DAYS">;
+  /** Attachments' bytes: unsent uploads' files are removed with their rows. */
+  blobs?: BlobStore;
 }
 
 /** How far back usage history is kept: what GET /usage?days=90 can show. */
@@ -50,6 +54,8 @@ export interface RolloverResult {
   prunedEndedSessions: number;
   /** Sign-up counts of past hours (SIGN_UPS_PER_ADDRESS_PER_HOUR). */
   prunedSignUpCounts: number;
+  /** Uploads older than a day that no message carries, removed with their files. */
+  deletedUnsentUploads: number;
 }
 
 /**
@@ -104,6 +110,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     indexedSearchEntries += indexed;
     if (indexed < INDEX_BATCH) break;
   }
+  const deletedUnsentUploads = await deleteUnsentUploads(deps, at);
   const result: RolloverResult = {
     day: today,
     expiredIdempotencyKeys: keys.length,
@@ -119,6 +126,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     expiredWalletNonces: nonces.length,
     prunedEndedSessions: ended.length,
     prunedSignUpCounts: signUps.length,
+    deletedUnsentUploads,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;

@@ -182,6 +182,11 @@ const ConfigSchema = z.object({
   TURNSTILE_VERIFY_URL: httpUrl("Turnstile's siteverify endpoint").transform((v) => v ?? "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
   // The longest reply stored (characters); the rest is cut, with a note saying so.
   MAX_REPLY_CHARS: z.coerce.number().int().min(1000).max(10_000_000).default(200_000),
+  // Attachments (POST /attachments): the largest image and document, in bytes, and how many
+  // bytes of uploads one person may keep.
+  MAX_IMAGE_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(10 * 1024 * 1024),
+  MAX_DOCUMENT_BYTES: z.coerce.number().int().min(1024).max(100 * 1024 * 1024).default(20 * 1024 * 1024),
+  ATTACHMENT_QUOTA_BYTES: z.coerce.number().int().min(0).default(200 * 1024 * 1024),
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {

@@ -1,6 +1,7 @@
 import { LiveTexts } from "./live-text";
 import type { Context } from "hono";
 import type { Config } from "./config";
+import type { BlobStore } from "./blob-store";
 import type { Db } from "./db";
 import { createJwtVerifier, type JwtKeySource, type JwtVerifier } from "./auth/jwt";
 import { createLogger, type Logger } from "./log";
@@ -65,6 +66,8 @@ export interface Deps extends Runtime {
   clientAddress?: (c: Context) => string | undefined;
   /** The built web client's files; without it the service is the API alone. */
   assets?: AssetSource;
+  /** Attachments' bytes (files on Node, R2 on Workers); without it, uploads answer 503. */
+  blobs?: BlobStore;
   /**
    * Keeps work that outlives its reply (a new context's title) where there is no
    * ExecutionContext to keep it (Node): the server lets it finish before it exits. On

@@ -105,6 +105,13 @@ export const ERROR_CODES = {
   turnstile_required: { status: 403 },
   turnstile_failed: { status: 403 },
   turnstile_unavailable: { status: 503 },
+  // Attachments.
+  attachment_type: { status: 415 },
+  attachment_too_large: { status: 413 },
+  attachment_quota: { status: 413 },
+  document_without_text: { status: 422 },
+  attachment_not_found: { status: 404 },
+  attachments_not_configured: { status: 503 },
   // Voice and storage.
   speech_to_text_not_configured: { status: 503 },
   storage_full: { status: 507 },

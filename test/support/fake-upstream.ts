@@ -111,7 +111,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     baseUrl: "",
     origin: "",
     mode: "ok",
-    reply: (req) => `echo: ${[...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? ""}`,
+    reply: (req) => `echo: ${echoed([...req.body.messages].reverse().find((m) => m.role === "user")?.content ?? "")}`,
     models: [],
     capabilities: {},
     listings: [],
@@ -384,4 +384,14 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       server.close(() => resolve());
     });
   return upstream;
+}
+
+/** A message's content as the default reply repeats it: text as it is, an image part as `[image <its type>]`. */
+function echoed(content: unknown): string {
+  if (!Array.isArray(content)) return String(content);
+  return content
+    .map((p: { type: string; text?: string; image_url?: { url: string }; source?: { media_type: string } }) =>
+      p.type === "text" ? p.text : `[image ${p.image_url?.url.match(/^data:([^;]+)/)?.[1] ?? p.source?.media_type ?? "url"}]`,
+    )
+    .join("\n");
 }

@@ -11,6 +11,8 @@ declare global {
       /** The loopback upstream (test/worker/global-setup.ts). */
       SVC_MODEL_BASE_URL: string;
       SESSION_SIGNING_KEY: string;
+      /** Attachments' bytes in miniflare's local R2 (wrangler.toml). */
+      ATTACHMENTS: R2Bucket;
     }
     interface GlobalProps {
       mainModule: typeof import("../../src/worker");

@@ -43,7 +43,7 @@ export default defineConfig({
           AUTH_PUBLIC_KEY: JSON.stringify({ ...(await exportJWK(publicKey)), alg: "ES256" }),
           AUTH_ISSUER: "https://idp.test/",
           AUTH_AUDIENCE: "plant-chat-worker-test",
-          LOG_LEVEL: "error",
+          LOG_LEVEL: process.env.WORKER_LOG_LEVEL ?? "error",
           SVC_MODEL_BASE_URL: inject("upstreamUrl"),
           DAILY_CREDITS: "3",
           TEST_PRIVATE_JWK: JSON.stringify(await exportJWK(privateKey)),

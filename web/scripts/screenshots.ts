@@ -9,6 +9,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { chromiumPath, hasChromium } from "../../test/e2e/support/chromium";
 import { injectWallets } from "../../test/e2e/support/wallet";
 import { startFakeUpstream } from "../../test/support/fake-upstream";
+import { pdf } from "../../test/support/files";
 import { startServerProcess } from "../../test/support/server-process";
 import { buildWebIfNeeded } from "./build-if-needed.mjs";
 
@@ -58,10 +59,80 @@ async function setupCard() {
   }
 }
 
+/** Pastes a picture drawn on a canvas (a leaf on a pot) into the composer, as a PNG named `name`. */
+async function pasteDrawing(page: Page, name: string, hue: number) {
+  await page.getByRole("textbox", { name: "Message" }).evaluate(
+    async (el, [fileName, h]) => {
+      const canvas = document.createElement("canvas");
+      canvas.width = 480;
+      canvas.height = 360;
+      const g = canvas.getContext("2d")!;
+      g.fillStyle = `hsl(${h}, 45%, 88%)`;
+      g.fillRect(0, 0, 480, 360);
+      g.fillStyle = "#8d5a3b";
+      g.fillRect(190, 250, 100, 90);
+      g.fillStyle = "hsl(130, 45%, 32%)";
+      for (const [x, y, r] of [[240, 150, 80], [170, 190, 55], [310, 185, 60]]) {
+        g.beginPath();
+        g.ellipse(x!, y!, r!, r! * 0.7, 0.4, 0, Math.PI * 2);
+        g.fill();
+      }
+      const blob = await new Promise<Blob>((resolve) => canvas.toBlob((b) => resolve(b!), "image/png"));
+      const data = new DataTransfer();
+      data.items.add(new File([blob], fileName as string, { type: "image/png" }));
+      el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    },
+    [name, hue] as const,
+  );
+}
+
+/** A conversation with an image and a PDF sent, and two more files in the composer: wide and phone, light and dark. */
+async function attachments() {
+  const upstream = await startFakeUpstream({ record: false });
+  upstream.reply = () => "That is a **Monstera deliciosa**. Its care sheet says to water when the top 5 cm of soil are dry and to keep it in bright, indirect light.";
+  const models = [{ id: "vision", name: "Vision", protocol: "openai", baseUrl: upstream.baseUrl, images: true, default: true }];
+  const server = await startServerProcess({ MODELS: JSON.stringify(models), RATE_LIMIT_PER_MINUTE: "0", SIGN_UPS_PER_ADDRESS_PER_HOUR: "0", SIGN_INS_PER_ADDRESS_PER_MINUTE: "0", SIGN_INS_PER_IDENTITY_PER_MINUTE: "0" });
+  const browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox"] });
+  try {
+    for (const theme of ["light", "dark"] as const) {
+      for (const [prefix, width, height] of [["chat-attachments", 1280, 800], ["phone-attachments", 375, 812]] as const) {
+        const context = await browser.newContext({ baseURL: server.url, viewport: { width, height }, colorScheme: theme, deviceScaleFactor: 1, reducedMotion: "reduce" });
+        const page = await context.newPage();
+        await page.goto("/login");
+        await page.getByLabel("Your name").fill("Alice");
+        await page.getByRole("button", { name: "Log in" }).click();
+        await pasteDrawing(page, "my-plant.png", 40);
+        const chooser = page.waitForEvent("filechooser");
+        await page.getByRole("button", { name: "Attach files" }).click();
+        await (await chooser).setFiles({ name: "care-sheet.pdf", mimeType: "application/pdf", buffer: Buffer.from(pdf(["Monstera care", "Water when the top 5 cm are dry", "Bright, indirect light"])) });
+        await page.getByRole("status").filter({ hasText: "care-sheet.pdf: attached" }).waitFor({ state: "attached" });
+        await page.getByRole("status").filter({ hasText: "my-plant.png: attached" }).waitFor({ state: "attached" });
+        await page.getByRole("textbox", { name: "Message" }).fill("What plant is this, and what does its care sheet say?");
+        await page.getByRole("button", { name: "Send" }).click();
+        await page.getByText("Its care sheet says").waitFor();
+        await page.getByRole("img", { name: "my-plant.png" }).waitFor();
+        await pasteDrawing(page, "new-leaf.png", 200);
+        await page.getByRole("status").filter({ hasText: "new-leaf.png: attached" }).waitFor({ state: "attached" });
+        await page.getByRole("textbox", { name: "Message" }).fill("And this new leaf?");
+        await page.mouse.move(width - 10, 10);
+        await page.screenshot({ path: join(out, `${prefix}-${theme}.png`) });
+        await context.close();
+      }
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+    await upstream.close();
+  }
+}
+
 async function main() {
   if (!hasChromium) throw new Error(`no Chromium at ${chromiumPath}: apt-get install chromium`);
   buildWebIfNeeded();
   mkdirSync(out, { recursive: true });
+  await attachments();
+  // `npm run screenshots -- attachments`: those screens alone.
+  if (process.argv.includes("attachments")) return;
   await setupCard();
   // `npm run screenshots -- setup-card`: that screen alone.
   if (process.argv.includes("setup-card")) return;

@@ -20,6 +20,8 @@ export interface HistoryMessage {
   id: string;
   role: ChatMessage["role"];
   content: string;
+  /** The ids of its attachments, comma-separated, in order; null when it has none. */
+  attachments?: string | null;
 }
 
 /** The room left for history in a model's window, after the reply, the instructions and the new message. */
@@ -52,7 +54,7 @@ export type BranchEnd =
   /** The user message a regenerated reply answers: the message itself comes first, outside the budget. */
   | { kind: "above-reply"; replyId: string };
 
-const historyFields = { id: sql<string>`id`, role: sql<ChatMessage["role"]>`role`, content: sql<string>`content` };
+const historyFields = { id: sql<string>`id`, role: sql<ChatMessage["role"]>`role`, content: sql<string>`content`, attachments: sql<string | null>`attachments` };
 const contextFields = { updatedAt: contexts.updatedAt, instructions: contexts.instructions };
 const replyFields = { role: messages.role, parentRole: sql<string | null>`(select q.role from ${messages} q where q.id = ${messages.parentId})` };
 
@@ -105,7 +107,8 @@ function historyStatement(db: Db, at: { userId: Placeholder; contextId: Placehol
             union all
             select m.id, m.parent_id, m.role, m.content, b.depth + 1, b.tokens + ${tokens(sql`m.content`)} from branch b join ${messages} m on m.id = b.parent_id
             where b.depth < ${MAX_HISTORY_MESSAGES - 1} and b.tokens <= ${sql.placeholder("budget")} and m.context_id = ${contextId}
-          ) select id, role, content, depth from branch) as history`,
+          ) select id, role, content, depth, (select group_concat(attachment_id) from (select attachment_id from message_attachments
+              where message_id = branch.id order by position)) as attachments from branch) as history`,
       )
       .orderBy(sql`depth`),
   );
@@ -117,7 +120,7 @@ export function branchReads(db: Db, where: { contextId: string; userId: string; 
   const { contextId, userId, end, budget } = where;
   const values =
     end.kind === "leaf" ? { contextId, userId, budget } : end.kind === "message" ? { contextId, userId, budget, startId: end.id } : { contextId, userId, budget, replyId: end.replyId };
-  const history = eachRow((row): HistoryMessage => ({ id: row.id as string, role: row.role as ChatMessage["role"], content: row.content as string }));
+  const history = eachRow((row): HistoryMessage => ({ id: row.id as string, role: row.role as ChatMessage["role"], content: row.content as string, attachments: row.attachments as string | null }));
   return {
     context: bind(prepared.context, { contextId, userId }, firstRow((row) => ({ updatedAt: row.updatedAt as number, instructions: row.instructions as string | null }))),
     reply:

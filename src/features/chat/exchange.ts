@@ -1,3 +1,4 @@
+import type { BlobStore } from "../../platform/blob-store";
 import { timeOrderedId } from "../../platform/encoding";
 import type { Config } from "../../platform/config";
 import { Batch, step, type Db, type Step } from "../../platform/db";
@@ -28,6 +29,8 @@ export interface ChatDeps {
   models: ModelRegistry;
   now: () => Date;
   log: Logger;
+  /** Attachments' bytes, read into the prompt of a message that carries images. */
+  blobs?: BlobStore;
 }
 
 /** What the opening batch charged: the hold, and the day's credits right after it. */

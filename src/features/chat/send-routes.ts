@@ -13,6 +13,7 @@ import { text } from "../../platform/http/text";
 import { waitUntil } from "../../platform/wait-until";
 import { CreditsSchema } from "../account/credits-schema";
 import { MAX_INSTRUCTIONS } from "../contexts/contexts";
+import { MAX_MESSAGE_ATTACHMENTS } from "../attachments/attachments";
 import { CreditReplyHeaders, IdempotencyHeaders, MessageText } from "./chat-schemas";
 import { askedModel, creditsAfter, creditsOf } from "./exchange";
 import { clientGone, setChargedHeaders, sseReply, streamError, untilDone } from "./exchange-wire";
@@ -48,6 +49,11 @@ const ChatSendSchema = z
           "stored and charged when it ends (follow it with GET /contexts/{id}/messages/{replyId}/stream; stop it with …/stop). " +
           "A stream then begins with `event: started`. Default: a closed connection cancels the reply and refunds it",
       }),
+    attachments: z
+      .array(Id)
+      .max(MAX_MESSAGE_ATTACHMENTS, { message: `at most ${MAX_MESSAGE_ATTACHMENTS} attachments a message` })
+      .optional()
+      .openapi({ description: "Ids of uploads (POST /attachments) the message carries, in order; images need a model with images: true" }),
   })
   .refine((b) => b.parentId === undefined || b.contextId !== undefined, { message: "needs contextId: a message follows a reply of a context", path: ["parentId"] })
   .refine((b) => b.instructions === undefined || b.instructions === null || b.contextId === undefined, {
@@ -68,6 +74,10 @@ const ChatReplySchema = z
       .enum(["done", "stopped"])
       .optional()
       .openapi({ description: "With `background`: `stopped` when the reply was stopped (POST …/stop) and keeps what the model had written" }),
+    attachmentsCut: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "Documents (attachment ids) whose text was cut to fit the model's context window; absent when none was" }),
   })
   .openapi("ChatReply");
 
@@ -163,8 +173,8 @@ registerEventSchema(chatRouter, "ChatStreamEvent", ChatStreamEvent);
 
 export const chatRoutes = chatRouter
   .openapi(send, async (c) => {
-    const { message, model, contextId, parentId, instructions, stream, background } = c.req.valid("json");
-    const turn: ChatTurn = { kind: "send", message, contextId, parentId, instructions };
+    const { message, model, contextId, parentId, instructions, stream, background, attachments } = c.req.valid("json");
+    const turn: ChatTurn = { kind: "send", message, contextId, parentId, instructions, attachments };
     return answerTurn(c, turn, { modelId: model, key: c.req.valid("header")["idempotency-key"], stream: stream === true, background: background === true });
   })
   .openapi(regenerate, async (c) => {

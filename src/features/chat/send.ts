@@ -10,11 +10,13 @@ import type { Credits } from "../account/credits";
 import { ContextNotFound, MessageNotFound } from "../contexts/errors";
 import { contextNameFrom } from "../contexts/context-names";
 import { branchReads, historyBudget, promptOf, type BranchEnd, type HistoryMessage } from "./branch";
-import { NotAnswerable, ParentNotAReply } from "./errors";
-import { answer, contextWindowOf, creditsAfter, store, type AnswerRequest, type ChatDeps, type Exchange } from "./exchange";
-import { answerChain, requireModel } from "./model-chain";
+import { ModelLacksCapability, NotAnswerable, ParentNotAReply } from "./errors";
+import { answer, contextWindowOf, creditsAfter, release, store, type AnswerRequest, type ChatDeps, type Exchange } from "./exchange";
+import { answerChain, defaultModelFor, requireModel } from "./model-chain";
 import type { ModelAnswer, ModelEvent } from "./model-call";
 import { openExchange } from "./opening";
+import { linkAttachmentsStep } from "../attachments/attachments";
+import { sendableAttachments, withAttachments, type PromptAttachments, type SendableAttachments } from "../attachments/prompt-parts";
 
 // ---------------------------------------------------------------------------------------
 // A message in a context, the service behind POST /chat/send and regenerate (and /v1 with
@@ -38,6 +40,8 @@ export interface ChatReply {
   /** The user message it answers. */
   parentId: string;
   credits: Omit<Credits, "day">;
+  /** The documents whose text was cut to fit the model's window (ids), when any was. */
+  attachmentsCut?: string[];
 }
 
 /** What a message adds to a context: a message (to a new context, after a reply or at the branch's end), or another answer to a message. */
@@ -51,6 +55,8 @@ export type ChatTurn =
       parentId?: string | null;
       /** A new context's instructions (its system prompt). */
       instructions?: string | null;
+      /** Uploads (POST /attachments) the message carries, in order. */
+      attachments?: string[];
     }
   | { kind: "regenerate"; contextId: string; replyId: string };
 
@@ -77,6 +83,9 @@ export interface Placement {
   instructions: string | null;
   /** When the context last changed (ms): the new messages sort after it. */
   lastUpdate: number;
+  /** The new message's attachments, and the documents cut to fit the window. */
+  attachments?: string[];
+  cut?: string[];
 }
 
 export type OpenedMessage =
@@ -90,6 +99,7 @@ export function turnFingerprint(turn: ChatTurn, modelId: string | undefined): Pr
   // Said only when sent, so that the keys of requests made before these fields still match.
   if (turn.parentId !== undefined) parts.push({ parentId: turn.parentId });
   if (turn.instructions !== undefined && turn.instructions !== null) parts.push({ instructions: turn.instructions });
+  if (turn.attachments?.length) parts.push({ attachments: turn.attachments });
   return sha256Hex(JSON.stringify(parts));
 }
 
@@ -105,6 +115,7 @@ export async function openMessage(deps: ChatDeps, input: OpenMessageInput): Prom
   const contextId = turn.contextId ?? randomId("ctx");
   const end = branchEnd(turn);
   const required = requiredReply(turn);
+  const attached = await turnAttachments(deps, userId, turn, input.modelId);
   const batch = new Batch();
   const reads = end && addReads(batch, branchReads(deps.db, { contextId, userId, end, budget: walkBudget(deps, input), requiredReply: required }));
   const opened = await openExchange(deps, {
@@ -114,6 +125,7 @@ export async function openMessage(deps: ChatDeps, input: OpenMessageInput): Prom
     requestId: input.requestId,
     requires: turn.contextId === undefined ? undefined : { contextId, message: required === undefined ? undefined : { id: required, answersQuestion: turn.kind === "regenerate" } },
     batch,
+    suits: attached?.images ? (m) => m.images : undefined,
   });
   if (opened.kind === "replay") return { kind: "replay", body: opened.body };
   const found = reads?.(opened.results);
@@ -123,9 +135,30 @@ export async function openMessage(deps: ChatDeps, input: OpenMessageInput): Prom
   const [parentId, message, previous] =
     turn.kind === "regenerate" ? [branch[0]!.id, branch[0]!.content, branch.slice(1)] : [branch[0]?.id ?? null, turn.message, branch];
   const instructions = turn.contextId === undefined ? (turn.kind === "send" ? (turn.instructions ?? null) : null) : (found?.context?.instructions ?? null);
-  const prompt = promptOf(instructions, previous, historyBudget(contextWindowOf(opened.exchange), message, instructions), message);
-  const placement = { turn, userId, contextId, isNew: turn.contextId === undefined, parentId, message, instructions, lastUpdate: found?.context?.updatedAt ?? 0 };
+  const text = promptOf(instructions, previous, historyBudget(contextWindowOf(opened.exchange), message, instructions), message);
+  const files = { newestFirst: previous, message: attached?.rows ?? (turn.kind === "regenerate" ? branch[0]!.attachments : undefined) };
+  const { prompt, cut } = await promptWithFiles(deps, opened.exchange, userId, text, files);
+  const placement = { turn, userId, contextId, isNew: turn.contextId === undefined, parentId, message, instructions, lastUpdate: found?.context?.updatedAt ?? 0, attachments: attached?.rows.map((r) => r.id), cut };
   return { kind: "ready", exchange: opened.exchange, prompt, placement };
+}
+
+/** A sent message's attachments, read before anything is charged: 404 for one not the sender's, 400 for images to a model without. */
+async function turnAttachments(deps: ChatDeps, userId: string, turn: ChatTurn, modelId: string | undefined): Promise<SendableAttachments | undefined> {
+  if (turn.kind !== "send" || !turn.attachments?.length) return undefined;
+  const attached = await sendableAttachments(deps.db, userId, turn.attachments);
+  const model = modelId === undefined ? defaultModelFor(deps.models, attached.defaultModel) : requireModel(deps.models, modelId);
+  if (attached.images && !model.images) throw new ModelLacksCapability(model.id, "images", "attachments");
+  return attached;
+}
+
+/** The prompt with the attachments of its messages; a failure to read them releases the charge. */
+async function promptWithFiles(deps: ChatDeps, exchange: Exchange, userId: string, prompt: ChatMessage[], files: Pick<PromptAttachments, "newestFirst" | "message">) {
+  try {
+    return await withAttachments(deps, userId, { prompt, ...files, images: exchange.chain.every((m) => m.images), contextWindow: contextWindowOf(exchange) });
+  } catch (err) {
+    await release(deps, exchange, "the message's attachments could not be read");
+    throw err;
+  }
 }
 
 /** Where the branch sent to the model ends; none for a new context or a new first message. */
@@ -216,10 +249,12 @@ export function messageRows(deps: ChatDeps, opened: ReadyMessage, whole: ModelAn
             ? bind(prepared.insertContext, { contextId, userId, name: contextNameFrom(placement.message), messageCount: 2, leafId: replyId, instructions: placement.instructions, createdAt: userAt, updatedAt: replyAt })
             : bind(prepared.touchContext, { contextId, userId, updatedAtMs: replyAt.getTime(), added: 2, leafId: replyId }),
           bind(prepared.insertExchange, { ...reply, userMessageId: questionId, message: placement.message, parentId: placement.parentId, userAt }),
+          ...(placement.attachments?.length ? [linkAttachmentsStep(questionId, userId, placement.attachments)] : []),
         ];
   // The credits as they stand once the hold is settled at the price of the model that answered.
   const { day: _day, ...credits } = creditsAfter(exchange, whole.model.id);
-  return { statements, reply: { response: whole.text, model: whole.model.id, contextId, messageId: replyId, parentId: questionId, credits } };
+  const cut = placement.cut?.length ? { attachmentsCut: placement.cut } : {};
+  return { statements, reply: { response: whole.text, model: whole.model.id, contextId, messageId: replyId, parentId: questionId, credits, ...cut } };
 }
 
 /**

@@ -78,6 +78,8 @@ export function selectBranch(db: Db, userId: string, contextId: string, last: SQ
       status: column<BranchRow["status"]>("status"),
       rating: column<number | null>("rating"),
       siblings: column<string>("siblings"),
+      attachments: sql<string>`(select json_group_array(json_object('id', a.id, 'name', a.name, 'type', a.type, 'kind', a.kind, 'size', a.size, 'pages', a.pages, 'chars', a.chars))
+        from (select a.* from message_attachments ma join attachments a on a.id = ma.attachment_id where ma.message_id = b.id order by ma.position) a)`,
     })
     .from(sql`(${branchRows(userId, contextId, last, count)}) as b`)
     .orderBy(sql`b.depth`);
@@ -94,6 +96,8 @@ export interface BranchRow {
   status: "done" | "stopped" | "failed";
   rating: number | null;
   siblings: string;
+  /** Its attachments as a JSON array (`[]` when none). */
+  attachments: string;
 }
 
 /** The ids of a row's siblings, oldest first ((createdAt, id) order), itself included. */

@@ -6,6 +6,7 @@ import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
 import { createContext, deleteContext, getContext, listContexts, MAX_INSTRUCTIONS, rateReply, updateContext, type GroupFilter } from "./contexts";
 import { MessageNotFound } from "./errors";
+import { AttachmentSchema } from "../attachments/attachment-schema";
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchContexts, searchTerms } from "./search";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
@@ -32,6 +33,7 @@ const MessageSchema = z
         "or the server writing it went away (what it had written is kept; nothing was charged)",
     }),
     rating: z.enum(["up", "down"]).nullable().optional().openapi({ description: "Replies only: the person's thumbs up or down, or null" }),
+    attachments: z.array(AttachmentSchema).optional().openapi({ description: "The files it carries, in order (GET /attachments/{id}); absent when none" }),
   })
   .openapi("Message");
 
@@ -313,6 +315,6 @@ export const contextRoutes = createRouter()
   })
   .openapi(deleteRoute, async (c) => {
     const { id } = c.req.valid("param");
-    if (!(await deleteContext(c.get("deps").db, c.get("principal").userId, id))) throw contextNotFound(id);
+    if (!(await deleteContext(c.get("deps"), c.get("principal").userId, id))) throw contextNotFound(id);
     return c.body(null, 204);
   });

@@ -1,3 +1,4 @@
+import { contextAttachmentDeletions, removeUnusedFiles, viewOf, type AttachmentView, type FileDeps } from "../attachments/attachments";
 import { and, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { randomId } from "../../platform/encoding";
@@ -42,8 +43,10 @@ export interface MessageView {
   createdAt: string;
   /** A reply's end: done, stopped by the person, or failed (nothing charged). */
   status?: "done" | "stopped" | "failed";
-  /** The person's thumbs up (1) or down (-1) on a reply, or null. */
+  /** The person's thumbs up or down on a reply, or null. */
   rating?: "up" | "down" | null;
+  /** The files it carries (POST /attachments), in order; absent when none. */
+  attachments?: AttachmentView[];
 }
 
 /** A reply being written in the background, as GET /contexts/{id} shows it. */
@@ -251,7 +254,13 @@ export function branchMessage(row: BranchRow): MessageView {
     siblingIds: siblingIds(row),
     createdAt: isoTime(Number(row.created_at)),
     ...(row.role === "assistant" ? { status: row.status, rating: row.rating === 1 ? "up" : row.rating === -1 ? "down" : null } : {}),
+    ...attachmentsOf(row.attachments),
   };
+}
+
+function attachmentsOf(json: string): { attachments?: AttachmentView[] } {
+  const list = JSON.parse(json) as Parameters<typeof viewOf>[0][];
+  return list.length === 0 ? {} : { attachments: list.map(viewOf) };
 }
 
 /** What PATCH /contexts/{id} may change. */
@@ -322,17 +331,22 @@ export async function updateContext(
 }
 
 /**
- * Deletes the owner's context with its messages, search entries and share link, in one
- * atomic batch that does not lean on ON DELETE CASCADE (a libSQL server may run with
- * foreign keys off). False when there was no such context. One round trip.
+ * Deletes the owner's context with its messages, their attachments, search entries and
+ * share link, in one atomic batch that does not lean on ON DELETE CASCADE (a libSQL server
+ * may run with foreign keys off); then the attachments' files no other upload keeps. False
+ * when there was no such context. One round trip, and one more when it had attachments.
  */
-export async function deleteContext(db: Db, userId: string, id: string): Promise<boolean> {
-  const [, , , deleted] = await db.batch([
+export async function deleteContext(deps: FileDeps, userId: string, id: string): Promise<boolean> {
+  const { db } = deps;
+  const [files, , , , , deleted] = await db.batch([
+    // Its attachments first (those no other context's message carries), while their messages still say which.
+    ...contextAttachmentDeletions(db, userId, id),
     db.delete(shares).where(and(eq(shares.contextId, id), eq(shares.userId, userId))),
     db.delete(messages).where(and(eq(messages.contextId, id), eq(messages.userId, userId))),
     deleteSearchEntries(db, userId, id),
     db.delete(contexts).where(ownContext(userId, id)).returning({ id: contexts.id }),
   ]);
+  await removeUnusedFiles(deps, files.map((f) => f.sha256));
   return deleted.length === 1;
 }
 

@@ -24,6 +24,8 @@ export interface ExportedMessage {
   content: string;
   model?: string;
   createdAt: string;
+  /** The files it carries, with their bytes (added by the route: attachments/exported-files.ts). */
+  attachments?: Array<{ id: string; name: string; type: string; kind: "image" | "document"; size: number; pages?: number; chars?: number; data: string }>;
 }
 
 export interface ExportedContext {

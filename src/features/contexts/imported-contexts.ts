@@ -24,6 +24,10 @@ export interface ImportedMessage {
   content: string;
   model: string | null;
   createdAt: number;
+  /** Files an export carried (`attachments` with base64 `data`), uploaded before the import's batch. */
+  files?: Array<{ name: string; bytes: Uint8Array }>;
+  /** The attachments those files became, linked to the message by the import's batch. */
+  attachmentIds?: string[];
 }
 
 export interface ImportedContext {

@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Principal } from "../../platform/auth/principal";
@@ -5,7 +6,7 @@ import { ensureUser } from "../../platform/auth/users";
 import { randomId, timeOrderedId } from "../../platform/encoding";
 import { excerpt } from "../../platform/errors";
 import type { Db } from "../../platform/db";
-import { contexts, groups, messages } from "../../../schema/index";
+import { attachments, contexts, groups, messageAttachments, messages } from "../../../schema/index";
 import { fromChatGpt } from "./chatgpt-import";
 import { contextColumns, MAX_INSTRUCTIONS, toContextView, type ContextView } from "./contexts";
 import { EXPORT_FORMAT, EXPORT_VERSION } from "./exports";
@@ -119,6 +120,7 @@ function fromExport(doc: Record<string, unknown>, now: number): ImportedContext[
         content: checkContent(content, at(mpath, "content")),
         model: m.model === undefined ? null : string(m.model, at(mpath, "model"), { max: 100, nullable: true }),
         createdAt: time(m.createdAt, at(mpath, "createdAt"), createdAt, now),
+        ...(m.attachments === undefined ? {} : { files: importedFiles(m.attachments, at(mpath, "attachments")) }),
       };
     });
     list.forEach((m, j) => {
@@ -147,6 +149,17 @@ function fromExport(doc: Record<string, unknown>, now: number): ImportedContext[
 
 /** Bound text of JSON statements is kept under this many bytes (D1 refuses strings over 2 MB). */
 const CHUNK_BYTES = 1_000_000;
+
+/** An exported message's files: each `{ name, data }`, `data` the bytes in base64. */
+function importedFiles(value: unknown, path: string): Array<{ name: string; bytes: Uint8Array }> {
+  return array(value, path).map((f, k) => {
+    const fpath = at(path, k);
+    if (!isObject(f)) throw new ImportInvalid(fpath, "must be an object");
+    const data = string(f.data, at(fpath, "data"))!;
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data)) throw new ImportInvalid(at(fpath, "data"), "must be the file's bytes in base64");
+    return { name: string(f.name, at(fpath, "name"), { max: 1000 }) ?? "attachment", bytes: new Uint8Array(Buffer.from(data, "base64")) };
+  });
+}
 
 /**
  * Creates the contexts read from a file as the caller's, with new ids, in one batch:
@@ -179,6 +192,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
   const updatedAt = new Map(order.map(({ i }, rank) => [i, nowMs - (order.length - 1 - rank)]));
   const contextRows: unknown[][] = [];
   const messageRows: unknown[][] = [];
+  const linkRows: unknown[][] = [];
   const ids: string[] = [];
   imported.forEach((c, i) => {
     const contextId = randomId("ctx");
@@ -186,6 +200,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
     const idOf = new Map(c.messages.map((m) => [m.key, timeOrderedId("msg")]));
     for (const m of c.messages) {
       messageRows.push([idOf.get(m.key), contextId, m.role, m.content, m.model, m.parentKey === null ? null : idOf.get(m.parentKey), m.createdAt]);
+      m.attachmentIds?.forEach((attachmentId, position) => linkRows.push([idOf.get(m.key), attachmentId, position]));
     }
     contextRows.push([
       contextId,
@@ -228,6 +243,15 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
         from json_each(${chunk})
         -- Only the messages of the contexts just made (the others were skipped).
         where exists (select 1 from ${contexts} c where c.id = json_extract(value, '$[1]'))`,
+      ),
+    );
+  }
+  for (const chunk of chunks(linkRows)) {
+    // Only the importer's own attachments (those the route uploaded from the file).
+    statements.push(
+      db.insert(messageAttachments).select(
+        sql`select json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]')
+        from json_each(${chunk}) where exists (select 1 from ${attachments} a where a.id = json_extract(value, '$[1]') and a.user_id = ${userId})`,
       ),
     );
   }

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../platform/deps";
 import { ApiError } from "../../platform/http/errors";
 import { excerpt } from "../../platform/errors";
 import { createRouter } from "../../platform/http/router";
+import { AttachmentSchema } from "../attachments/attachment-schema";
 import { listShares, MAX_SNAPSHOT_BYTES, readShared, revokeShare, shareContext, shareUrl, type ShareView } from "./shares";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { errorResponses } from "../../platform/http/error-responses";
@@ -31,6 +32,7 @@ const SharedContextSchema = z
         content: z.string(),
         model: z.string().optional(),
         createdAt: iso,
+        attachments: z.array(AttachmentSchema).optional().openapi({ description: "Its files; GET /shared/{token}/attachments/{id} serves each" }),
       }),
     ),
     sharedAt: iso,

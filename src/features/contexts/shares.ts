@@ -7,7 +7,7 @@ import type { Position } from "../../platform/db";
 import { readActiveBranch, type MessageView } from "./contexts";
 
 /** A shared message: what the snapshot keeps of it (no ids, nothing about the owner). */
-export type SharedMessage = Pick<MessageView, "role" | "content" | "model" | "createdAt">;
+export type SharedMessage = Pick<MessageView, "role" | "content" | "model" | "createdAt" | "attachments">;
 
 export interface Snapshot {
   name: string;
@@ -55,7 +55,13 @@ export async function shareContext(
   if (!context) return "not-found";
   const snapshot: Snapshot = {
     name: context.name,
-    messages: context.messages.map(({ role, content, model, createdAt }) => ({ role, content, ...(model === undefined ? {} : { model }), createdAt })),
+    messages: context.messages.map(({ role, content, model, createdAt, attachments }) => ({
+      role,
+      content,
+      ...(model === undefined ? {} : { model }),
+      createdAt,
+      ...(attachments === undefined ? {} : { attachments }),
+    })),
   };
   const json = JSON.stringify(snapshot);
   if (new TextEncoder().encode(json).length > MAX_SNAPSHOT_BYTES) return "too-large";

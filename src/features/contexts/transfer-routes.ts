@@ -8,6 +8,8 @@ import { createRouter } from "../../platform/http/router";
 import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { Id } from "../../platform/http/service-id";
 import { ContextSchema } from "./context-schema";
+import { AttachmentSchema } from "../attachments/attachment-schema";
+import { uploadImportedFiles, withExportedFiles } from "../attachments/exported-files";
 import { defaultModelOf } from "../account/profile";
 import { EXPORT_FORMAT, EXPORT_VERSION, exportAccount, exportContext, exportMarkdown, type ExportDocument } from "./exports";
 import { IMPORT_LIMITS } from "./imported-contexts";
@@ -25,6 +27,10 @@ const ExportedMessageSchema = z
     content: z.string(),
     model: z.string().optional(),
     createdAt: iso,
+    attachments: z
+      .array(AttachmentSchema.extend({ data: z.string().openapi({ description: "The file's bytes, base64" }) }))
+      .optional()
+      .openapi({ description: "The files the message carries, with their bytes" }),
   })
   .openapi("ExportedMessage");
 
@@ -142,7 +148,7 @@ const importRoute = authenticatedRoute(
       201: { description: "The contexts created", content: { "application/json": { schema: ImportReplySchema } } },
     },
   },
-  { errors: [413], middleware: [limitImportBody()] },
+  { errors: [413, 422, 503], middleware: [limitImportBody()] },
 );
 
 /**
@@ -197,7 +203,9 @@ function withLinks(c: Context<AppEnv>, { shares, ...document }: ExportDocument) 
 export const importRoutes = createRouter().openapi(importRoute, async (c) => {
   const { db, now } = c.get("deps");
   const file = await readFile(c);
-  const result = await importContexts(db, c.get("principal"), readImport(file, now()), now());
+  const imported = readImport(file, now());
+  await uploadImportedFiles(c.get("deps"), c.get("principal"), imported);
+  const result = await importContexts(db, c.get("principal"), imported, now());
   return c.json(result, 201);
 });
 
@@ -210,12 +218,12 @@ export const exportRoutes = createRouter()
       const { name, markdown } = await exportMarkdown(db, userId, id);
       return c.body(markdown, 200, { "Content-Type": "text/markdown; charset=utf-8", ...attachment(fileName(name, "md")) });
     }
-    const document = await exportContext(db, userId, id, now());
+    const document = await withExportedFiles(c.get("deps"), userId, await exportContext(db, userId, id, now()));
     return c.json(document, 200, attachment(fileName(document.contexts[0]!.name, "json")));
   })
   .openapi(exportAccountRoute, async (c) => {
     const { db, now, models } = c.get("deps");
     const at = now();
-    const document = await exportAccount(db, c.get("principal"), at, defaultModelOf(models));
+    const document = await withExportedFiles(c.get("deps"), c.get("principal").userId, await exportAccount(db, c.get("principal"), at, defaultModelOf(models)));
     return c.json(withLinks(c, document), 200, attachment(`assistant-chat-export-${at.toISOString().slice(0, 10)}.json`));
   });

@@ -5,7 +5,7 @@ import { z } from "@hono/zod-openapi";
  * as documented in replies. Requests take any 1..100 characters and answer 404 for what is
  * none of the caller's, so only replies carry the pattern.
  */
-export function serviceId(prefix: "ctx" | "grp" | "idn" | "key" | "msg" | "ses" | "shr" | "usr", example: string) {
+export function serviceId(prefix: "att" | "ctx" | "grp" | "idn" | "key" | "msg" | "ses" | "shr" | "usr", example: string) {
   return z.string().openapi({ pattern: `^${prefix}_[A-Za-z0-9_-]{22}$`, example });
 }
 

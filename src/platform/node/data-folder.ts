@@ -14,7 +14,7 @@ const PRIVATE_FOLDER = 0o700;
 /** The service's own files in its data folder, beside the database file `db`. */
 export function ownFiles(db: string): string[] {
   const name = basename(db);
-  return [name, `${name}-wal`, `${name}-shm`, `${name}-journal`, "local-login-key.json", "session-key.json"];
+  return [name, `${name}-wal`, `${name}-shm`, `${name}-journal`, "local-login-key.json", "session-key.json", "attachments"];
 }
 
 /** Makes the folder (0700) if it is missing; a folder there already is left as it is (see secureDataFolder). */

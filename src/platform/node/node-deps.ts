@@ -1,9 +1,11 @@
+import { dirname, join } from "node:path";
 import type { Client } from "@libsql/client";
 import type { Config } from "../config";
 import { createRuntime, type Deps, type RuntimeOptions } from "../deps";
 import { loadOrCreateLocalKey, sessionKeyFile } from "./local-login-key";
 import { openDatabase } from "./open-database";
 import { nodeClientAddress } from "./serve-node";
+import { fileBlobStore } from "./file-blob-store";
 import { createUpstreamPool } from "./upstream-pool";
 import { webFilesFrom } from "./web-files";
 
@@ -17,6 +19,8 @@ export interface NodeDepsOptions extends Omit<RuntimeOptions, "upstreamFetch" | 
   baseUrl?: string;
   /** The database thread's built bundle, to run even from source (the tests: see ThreadClient.open). */
   builtDatabaseThread?: URL;
+  /** Where attachments' files go; default: attachments/ beside the embedded database (./data for a remote one). */
+  attachmentsDir?: string;
 }
 
 export interface NodeDeps {
@@ -36,7 +40,7 @@ export interface NodeDeps {
  * server, the tests and the benchmarks all build their dependencies here.
  */
 export async function createNodeDeps(config: Config, options: NodeDepsOptions): Promise<NodeDeps> {
-  const { databaseUrl, databaseAuthToken, webDist, baseUrl, builtDatabaseThread, ...runtimeOptions } = options;
+  const { databaseUrl, databaseAuthToken, webDist, baseUrl, builtDatabaseThread, attachmentsDir, ...runtimeOptions } = options;
   const sessionKey = config.SESSION_SIGNING_KEY ? undefined : JSON.stringify((await loadOrCreateLocalKey(sessionKeyFile(databaseUrl), options.log)).privateJwk);
   // This process sees its own changes to linked identities at once (the server rereads
   // them on a timer for those of other processes sharing a remote database).
@@ -51,6 +55,7 @@ export async function createNodeDeps(config: Config, options: NodeDepsOptions): 
     databaseFileProblem,
     clientAddress: nodeClientAddress(config.CLIENT_IP_HEADER),
     assets: webDist === undefined ? undefined : webFilesFrom(webDist),
+    blobs: fileBlobStore(attachmentsDir ?? attachmentsFolder(databaseUrl)),
     baseUrl,
     background: (work) => {
       background.add(work);
@@ -64,4 +69,9 @@ export async function createNodeDeps(config: Config, options: NodeDepsOptions): 
       while (background.size > 0) await Promise.allSettled([...background]);
     },
   };
+}
+
+/** Attachments' files: a folder beside the embedded database file, in the same private data folder. */
+export function attachmentsFolder(databaseUrl: string): string {
+  return join(databaseUrl.startsWith("file:") ? dirname(databaseUrl.slice("file:".length).replace(/\?.*$/, "")) : "./data", "attachments");
 }

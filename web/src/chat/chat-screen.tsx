@@ -15,6 +15,8 @@ import { ModelHint, ModelPicker, useModels } from "./model-picker";
 import { followReply, rateReply, regenerateReply, sendMessage, stopReply, type DoneEvent, type StartedEvent } from "./send-message";
 import { VoiceButton } from "./voice-button";
 import { warmPreparer } from "../ui/prepare";
+import { DraftChips } from "./attachment-views";
+import { useDrafts } from "./attachments";
 
 interface Pending {
   /**
@@ -37,11 +39,12 @@ type Running = { replyId: string; parentId: string; model: string; text: string 
 type Failure =
   | { kind: "credits"; message: string }
   | { kind: "retry"; message: string; retry: () => void }
+  | { kind: "images"; message: string; switchTo: { id: string; name: string } | undefined; retry: (model: string) => void }
   | { kind: "plain"; message: string };
 
 /** What a charged exchange asks for: a message sent (from the composer or an edit), or a reply regenerated. */
 type Exchange =
-  | { kind: "send"; message: string; parentId?: string | null; fromComposer: boolean }
+  | { kind: "send"; message: string; parentId?: string | null; fromComposer: boolean; attachments?: string[] }
   | { kind: "regenerate"; reply: ShownMessage };
 
 /** The cache of a conversation's pages: `["context", id, leaf]`, so this prefix covers every branch read. */
@@ -80,6 +83,8 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
 
   const [text, setText] = useState(() => readDraft(contextId));
   const [model, setModel] = useState<string | null>(null);
+  const files = useDrafts();
+  const fileInput = useRef<HTMLInputElement>(null);
   const [pending, setPending] = useState<Pending | null>(null);
   const [failure, setFailure] = useState<Failure | null>(null);
   const [voiceError, setVoiceError] = useState<string | null>(null);
@@ -181,7 +186,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
    * Runs a charged exchange with a fresh Idempotency-Key (or, retrying after a network
    * failure, the same one, so it cannot be charged twice) and streams its reply in place.
    */
-  async function run(exchange: Exchange, retryKey: string | null = null) {
+  async function run(exchange: Exchange, retryKey: string | null = null, modelId: string = chosen) {
     if (streaming || outOfCredits || noModel || modelUnavailable) return;
     if (exchange.kind === "send" && !exchange.message.trim()) return;
     const idempotencyKey = retryKey ?? crypto.randomUUID();
@@ -218,12 +223,14 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     };
     try {
       let done: DoneEvent;
-      if (exchange.kind === "regenerate") done = await regenerateReply(sentFrom!, exchange.reply.id, { model: chosen }, options);
+      if (exchange.kind === "regenerate") done = await regenerateReply(sentFrom!, exchange.reply.id, { model: modelId }, options);
       else {
         // The branch on screen is the one continued, whatever another tab made active.
         const parent = exchange.parentId !== undefined ? { parentId: exchange.parentId } : {};
         const place = sentFrom ? { contextId: sentFrom, ...parent } : newInstructions ? { instructions: newInstructions } : {};
-        done = await sendMessage({ message: exchange.message, model: chosen, ...place }, options);
+        const attached = exchange.attachments?.length ? { attachments: exchange.attachments } : {};
+        done = await sendMessage({ message: exchange.message, model: modelId, ...place, ...attached }, options);
+        if (exchange.fromComposer) files.clear();
       }
       // The reply is whole: Send is back at once (a message sent now waits for the reload below).
       setPending((p) => (p && p.state === "streaming" ? { ...p, state: "done" } : p));
@@ -250,7 +257,20 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       setPending(null);
       const reason = err instanceof Error ? err.message : String(err);
       if (status === 401) return;
-      if (status === 402) {
+      if (status === 400 && /does not take images/.test(reason) && exchange.kind === "send") {
+        const seeing = models.data?.find((m) => m.available && m.images);
+        setModel(chosen);
+        setFailure({
+          kind: "images",
+          message: `${chosenModel?.name ?? chosen} cannot see images. Nothing was charged.`,
+          switchTo: seeing && { id: seeing.id, name: seeing.name },
+          retry: (id) => {
+            setModel(id);
+            void run({ ...exchange, fromComposer: false }, null, id);
+            files.clear();
+          },
+        });
+      } else if (status === 402) {
         void client.invalidateQueries({ queryKey: creditsKey });
         setFailure({ kind: "credits", message: reason });
       } else if (status === 503) {
@@ -354,7 +374,9 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       sendWhenSettled.current = true;
       return;
     }
-    return run({ kind: "send", message, fromComposer: true, ...(contextId && loaded.length > 0 ? { parentId: loaded.at(-1)!.id } : {}) });
+    if (files.uploading) return;
+    const attachments = files.ids.length > 0 ? { attachments: files.ids } : {};
+    return run({ kind: "send", message, fromComposer: true, ...attachments, ...(contextId && loaded.length > 0 ? { parentId: loaded.at(-1)!.id } : {}) });
   };
   useEffect(() => {
     if (pending !== null || !sendWhenSettled.current) return;
@@ -485,6 +507,11 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             ) : (
               <span>{failure.message}</span>
             )}
+            {failure.kind === "images" && failure.switchTo && (
+              <button type="button" class="button small" onClick={() => failure.retry(failure.switchTo!.id)}>
+                Send to {failure.switchTo.name}
+              </button>
+            )}
             {failure.kind === "retry" && (
               <button type="button" class="button small" onClick={failure.retry}>
                 Retry
@@ -509,7 +536,16 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             e.preventDefault();
             void send(text);
           }}
+          onDragOver={(e) => {
+            if (e.dataTransfer?.types.includes("Files")) e.preventDefault();
+          }}
+          onDrop={(e) => {
+            if (!e.dataTransfer?.files.length) return;
+            e.preventDefault();
+            files.add(e.dataTransfer.files);
+          }}
         >
+          <DraftChips drafts={files.drafts} remove={files.remove} />
           <label class="visually-hidden" for="composer-input">
             Message
           </label>
@@ -522,6 +558,12 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
             disabled={outOfCredits || noModel}
             aria-describedby={disabledReason ? "composer-reason" : noModel ? "setup-card" : undefined}
             onInput={(e) => edit(e.currentTarget.value)}
+            onPaste={(e) => {
+              const pasted = [...(e.clipboardData?.files ?? [])];
+              if (pasted.length === 0) return;
+              e.preventDefault();
+              files.add(pasted);
+            }}
             onKeyDown={(e) => {
               if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
                 e.preventDefault();
@@ -547,6 +589,20 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
               <ModelHint model={chosenModel} />
             </div>
             <div class="composer-actions">
+              <input
+                ref={fileInput}
+                type="file"
+                multiple
+                hidden
+                accept="image/png,image/jpeg,image/webp,image/gif,application/pdf,text/*,.md,.csv,.json"
+                onChange={(e) => {
+                  if (e.currentTarget.files) files.add(e.currentTarget.files);
+                  e.currentTarget.value = "";
+                }}
+              />
+              <button type="button" class="icon-button" aria-label="Attach files" title="Attach files" disabled={cannotSend} onClick={() => fileInput.current?.click()}>
+                <Icon name="paperclip" />
+              </button>
               {voiceOn && !cannotSend && (
                 <VoiceButton
                   language={profile.data?.preferences.language ?? ""}
@@ -563,7 +619,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
                   <Icon name="stop" />
                 </button>
               ) : (
-                <button type="submit" class="icon-button primary" aria-label="Send" disabled={cannotSend || !text.trim()}>
+                <button type="submit" class="icon-button primary" aria-label="Send" disabled={cannotSend || !text.trim() || files.uploading}>
                   <Icon name="send" />
                 </button>
               )}

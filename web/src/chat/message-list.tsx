@@ -4,6 +4,8 @@ import { Icon } from "../ui/icons";
 import { Markdown } from "../ui/markdown";
 import { usePrepared } from "../ui/prepare";
 import { ReadAloudButton } from "./read-aloud";
+import { MessageAttachments } from "./attachment-views";
+import type { Attachment } from "./attachments";
 
 export interface ShownMessage {
   id: string;
@@ -19,6 +21,7 @@ export interface ShownMessage {
   /** A stored reply's end: whole, stopped by the person, or cut off by a failure. */
   status?: "done" | "stopped" | "failed";
   rating?: "up" | "down" | null;
+  attachments?: Attachment[];
 }
 
 /** What is said under a stored reply that did not end by itself (null for one that did). */
@@ -152,7 +155,10 @@ function Item({ message: m, focused, actions, language }: { message: ShownMessag
           </div>
         </form>
       ) : m.role === "user" ? (
-        <div class="bubble">{m.content}</div>
+        <div class="bubble">
+          {m.attachments && <MessageAttachments attachments={m.attachments} />}
+          {m.content}
+        </div>
       ) : (
         <div class="reply" aria-busy={m.streaming ? "true" : undefined}>
           {m.streaming && !m.content ? <Writing /> : <Markdown text={m.content} />}

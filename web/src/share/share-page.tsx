@@ -2,6 +2,8 @@ import { useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
 import { useEffect } from "preact/hooks";
+import "../chat/attachments.css";
+import { SharedAttachments } from "./shared-attachments";
 import { Markdown } from "../ui/markdown";
 import { usePrepared, warmPreparer } from "../ui/prepare";
 import { plainText } from "../ui/plain-text";
@@ -46,7 +48,10 @@ export function SharePage({ token }: { token: string }) {
         {data.messages.map((m, i) => (
           <li key={i} class={`message ${m.role}`} aria-label={m.role === "user" ? "User said" : "Assistant replied"}>
             {m.role === "user" ? (
-              <div class="bubble">{m.content}</div>
+              <div class="bubble">
+                {m.attachments && <SharedAttachments token={token} attachments={m.attachments} />}
+                {m.content}
+              </div>
             ) : (
               <div class="reply">
                 <Markdown text={m.content} />
