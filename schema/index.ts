@@ -6,3 +6,4 @@ export { modelTimings } from "./models";
 export { sessions, refreshTokens, walletNonces, endedSessions } from "./sessions";
 export { invites, signUpCounts } from "./sign-up";
 export { healthProbe } from "./operations";
+export { auditEvents } from "./admin";

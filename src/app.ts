@@ -29,6 +29,8 @@ import { sessionRoutes } from "./features/sign-in/session-routes";
 import { deviceRoutes } from "./features/sign-in/devices-routes";
 import { identityRoutes } from "./features/sign-in/identities-routes";
 import { serveClientFile, serveClientPage } from "./platform/http/web-client";
+import { peopleRoutes } from "./features/admin/people-routes";
+import { auditRoutes } from "./features/admin/audit-routes";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -70,6 +72,8 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", sessionRoutes);
   app.route("/", deviceRoutes);
   app.route("/", identityRoutes);
+  app.route("/", peopleRoutes);
+  app.route("/", auditRoutes);
 
   documentApi(app);
   app.route("/", docsRoutes);

@@ -104,6 +104,18 @@ export const ERROR_CODES = {
   turnstile_required: { status: 403 },
   turnstile_failed: { status: 403 },
   turnstile_unavailable: { status: 503 },
+  // The operator's console: admins, suspension, plans, keys with limits, erasure.
+  admin_only: { status: 403 },
+  account_suspended: { status: 403 },
+  user_not_found: { status: 404 },
+  invite_not_found: { status: 404 },
+  plan_not_found: { status: 400 },
+  model_not_in_plan: { status: 403 },
+  api_key_credit_limit: { status: 402 },
+  api_key_expired: { status: 401 },
+  model_not_allowed_for_key: { status: 403 },
+  confirmation_mismatch: { status: 400 },
+  metrics_forbidden: { status: 403 },
   // Voice and storage.
   speech_to_text_not_configured: { status: 503 },
   storage_full: { status: 507 },

@@ -117,6 +117,7 @@ const ProfileSchema = z
     }),
     identities: z.array(SignInMethodSchema).openapi({ description: "Every way the person signs in to this account, oldest first" }),
     createdAt: z.string().openapi({ format: "date-time" }),
+    role: z.enum(["admin", "user"]).openapi({ description: "`admin` when the service's ADMINS names this account: the operator's console (/admin/*) is open to it" }),
   })
   .openapi("Profile");
 
@@ -142,11 +143,11 @@ const patchMe = authenticatedRoute({
 
 export const meRoutes = createRouter()
   .openapi(getMe, async (c) => {
-    const { db, now, models } = c.get("deps");
-    return c.json(toJson(await getProfile(db, c.get("principal"), now(), defaultModelOf(models))), 200);
+    const { db, now, models, config } = c.get("deps");
+    return c.json(toJson(await getProfile(db, c.get("principal"), now(), defaultModelOf(models), config.admins)), 200);
   })
   .openapi(patchMe, async (c) => {
-    const { db, now, models } = c.get("deps");
+    const { db, now, models, config } = c.get("deps");
     const { name, avatarUrl, preferences, presets } = c.req.valid("json");
     const chosen = preferences?.defaultModel;
     if (chosen !== undefined && !models.get(chosen)) {
@@ -163,7 +164,7 @@ export const meRoutes = createRouter()
         ...(preferences.language === undefined ? {} : { language: canonicalLanguage(preferences.language)! }),
       },
     };
-    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now(), defaultModelOf(models))), 200);
+    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now(), defaultModelOf(models), config.admins)), 200);
   });
 
 function toJson(profile: Profile | null) {

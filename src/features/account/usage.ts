@@ -73,6 +73,12 @@ export interface UsageEvent {
   messageId: string | null;
   credits: number;
   kind: "message" | "title";
+  /** The API key that asked, if one did. */
+  keyId?: string | null;
+  /** From the call to the first piece of a streamed reply. */
+  firstTokenMs?: number | null;
+  /** `failed`: the model failed or timed out, and nothing was charged. */
+  outcome?: "ok" | "failed";
   inputTokens: number;
   outputTokens: number;
   /** The provider gave no counts: the tokens are estimated. */
@@ -81,7 +87,13 @@ export interface UsageEvent {
 
 /** The usage record of one model call, for the batch that stores it. */
 export function usageEventStatement(db: Db, event: UsageEvent): Step {
-  return bind(usageEventTemplate(db), { ...event, tokensEstimated: event.tokensEstimated ? 1 : 0 });
+  return bind(usageEventTemplate(db), {
+    ...event,
+    keyId: event.keyId ?? null,
+    firstTokenMs: event.firstTokenMs ?? null,
+    outcome: event.outcome ?? "ok",
+    tokensEstimated: event.tokensEstimated ? 1 : 0,
+  });
 }
 
 // Part of every chat message: built once per handle (see perDb).
@@ -101,6 +113,9 @@ const usageEventTemplate = perDb((db) =>
         inputTokens: sql.placeholder("inputTokens"),
         outputTokens: sql.placeholder("outputTokens"),
         tokensEstimated: sql.placeholder("tokensEstimated"),
+        keyId: sql.placeholder("keyId"),
+        firstTokenMs: sql.placeholder("firstTokenMs"),
+        outcome: sql.placeholder("outcome"),
       }),
   ),
 );

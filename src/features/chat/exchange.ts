@@ -35,6 +35,10 @@ export interface Charge extends HeldCharge {
   at: Date;
   used: number;
   allowance: number;
+  /** The API key that asked, if one did: its usage is counted against its own limit. */
+  keyId: string | null;
+  /** Charged to the granted credits (`day` is GRANT_DAY): the day's credits as they stand, for the reply. */
+  shown?: { day: string; used: number; allowance: number };
 }
 
 /** A charged exchange: the models that may answer, the charge, the Idempotency-Key it claimed. */
@@ -56,7 +60,7 @@ export const contextWindowOf = (exchange: Exchange): number => Math.min(...excha
 
 /** The day's credits right after the debit. */
 export function creditsOf(exchange: Exchange): Credits {
-  const { day, used, allowance } = exchange.charge;
+  const { day, used, allowance } = exchange.charge.shown ?? exchange.charge;
   return creditsFor(day, used, allowance);
 }
 
@@ -65,6 +69,8 @@ export function creditsAfter(exchange: Exchange, modelId: string): Credits {
   const model = exchange.chain.find((m) => m.id === modelId) ?? askedModel(exchange);
   const refunded = Math.max(exchange.charge.credits - model.credits, 0);
   const credits = creditsOf(exchange);
+  // A difference given back to the grant leaves the day as it was.
+  if (exchange.charge.shown) return credits;
   return { ...credits, used: credits.used - refunded, remaining: credits.remaining + refunded };
 }
 
@@ -133,6 +139,8 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
       messageId: stored.messageId,
       credits: model.credits,
       kind: "message",
+      keyId: exchange.charge.keyId,
+      firstTokenMs: whole.timing.firstTokenMs ?? null,
       inputTokens: whole.tokens.input,
       outputTokens: whole.tokens.output,
       tokensEstimated: whole.tokens.estimated,

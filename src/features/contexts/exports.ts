@@ -52,7 +52,7 @@ export interface ExportDocument {
   version: typeof EXPORT_VERSION;
   exportedAt: string;
   /** GET /me/export only. */
-  profile?: Omit<Profile, "createdAt"> & { createdAt: string };
+  profile?: Omit<Profile, "createdAt" | "role"> & { createdAt: string };
   groups: ExportedGroup[];
   contexts: ExportedContext[];
   /** GET /me/export only: the live share links (their URL is added by the route). */
@@ -180,7 +180,7 @@ export async function exportAccount(db: Db, principal: Principal, now: Date, def
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
     exportedAt: iso(now),
-    ...(profile ? { profile: { ...profile, createdAt: iso(profile.createdAt) } } : {}),
+    ...(profile ? { profile: exportedProfile(profile) } : {}),
     groups: groupRows.map((g) => ({ id: g.id, name: g.name, createdAt: iso(g.createdAt) })),
     contexts: contextRows.map((c) => exportedContext(c, messagesOf.get(c.id) ?? [])),
     shares: shareRows.map((s) => ({ token: s.token, contextId: s.contextId, createdAt: iso(s.createdAt), expiresAt: s.expiresAt && iso(s.expiresAt) })),
@@ -219,3 +219,8 @@ const quote = (text: string) =>
     .split("\n")
     .map((line) => (line ? `> ${line}` : ">"))
     .join("\n");
+
+/** The profile as exported: what the person set and how they sign in (not their role here). */
+function exportedProfile({ role: _role, ...profile }: Profile): NonNullable<ExportDocument["profile"]> {
+  return { ...profile, createdAt: iso(profile.createdAt) };
+}

@@ -6,6 +6,7 @@ import { randomId } from "../../platform/encoding";
 import { userIdFor } from "../../platform/auth/identity";
 import type { EndedSessions } from "../../platform/auth/ended-sessions";
 import type { IdentityLinks } from "../../platform/auth/identity-links";
+import { suspendedMessage, type SuspendedAccounts } from "../../platform/auth/suspended-accounts";
 import { ensureOwnIdentity, selectSignInMethods, toSignInMethod, type SignInMethodView } from "../../platform/auth/sign-in-methods";
 import { newUser } from "../../platform/auth/users";
 import { identities, sessions, users } from "../../../schema/index";
@@ -23,6 +24,14 @@ export interface AccountDeps extends SignUpDeps {
   db: Db;
   identityLinks: IdentityLinks;
   endedSessions: EndedSessions;
+  suspendedAccounts: SuspendedAccounts;
+}
+
+/** A suspended account does not sign in (403 account_suspended): from the process's copy of the suspensions. */
+async function refuseSuspended(deps: AccountDeps, userId: string, now: Date): Promise<void> {
+  const found = deps.suspendedAccounts.suspension(deps.db, userId, now);
+  const suspension = found instanceof Promise ? await found : found;
+  if (suspension) throw new DomainError("account_suspended", suspendedMessage(suspension.reason));
 }
 
 /** The row of `identities` for (issuer, subject), as a subquery: the batch that inserts it can name it. */
@@ -48,9 +57,15 @@ export async function accountFor(
       db.select().from(identities).where(and(eq(identities.issuer, identity.issuer), eq(identities.subject, identity.subject))).limit(1),
       db.select({ id: users.id }).from(users).where(and(eq(users.issuer, identity.issuer), eq(users.subject, identity.subject))).limit(1),
     ]);
-    if (row?.userId) return { userId: row.userId, prepare: [] };
+    if (row?.userId) {
+      await refuseSuspended(deps, row.userId, now);
+      return { userId: row.userId, prepare: [] };
+    }
     // The account's own identity, not listed yet (its account was made by a bearer token).
-    if (!row && owner) return { userId: owner.id, prepare: [ensureOwnIdentity(db, owner.id)] };
+    if (!row && owner) {
+      await refuseSuspended(deps, owner.id, now);
+      return { userId: owner.id, prepare: [ensureOwnIdentity(db, owner.id)] };
+    }
     // Nobody's account yet: a sign-up, which the policy may refuse.
     if (attempt === 0) await admitSignUp(deps, identity, signUp, now);
     const derived = await userIdFor(identity.issuer, identity.subject);
