@@ -278,7 +278,7 @@ function refusal(principal: Principal, model: RegisteredModel, chain: Registered
   const wait = secondsUntil(credits.resetAt, at);
   const refused = entitlementRefusal(principal, e, model.id, held, wait);
   if (refused) return refused;
-  if (held > allowance && held > e.granted) return new PriceOverAllowance(model.id, held, allowance);
+  if (allowance > 0 && held > allowance && held > e.granted) return new PriceOverAllowance(model.id, held, allowance);
   const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
   const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${costs} and ${credits.remaining} remain today`;
   const grant = e.granted === 0 ? "no granted credits are left" : `the ${e.granted} granted credits left do not cover it`;

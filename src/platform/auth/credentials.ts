@@ -150,6 +150,15 @@ function noAccountMessage(policy: "invite" | "closed"): string {
     : "this identity has no account here, and this service is not taking new accounts: only existing accounts sign in";
 }
 
+/**
+ * For a public endpoint that says more to a caller it knows (GET /models: the caller's
+ * plan): without credentials it runs as it does for anyone; with them, as requireAuth.
+ */
+export const optionalAuth = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.header("X-API-Key") === undefined && c.req.header("Authorization") === undefined) return next();
+  return requireAuth(c, next);
+});
+
 /** For what only a signed-in person may do (managing API keys, sessions, sign-in methods): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {
   if (c.get("principal")?.via === "api-key") {
