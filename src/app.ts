@@ -31,6 +31,7 @@ import { identityRoutes } from "./features/sign-in/identities-routes";
 import { serveClientFile, serveClientPage } from "./platform/http/web-client";
 import { peopleRoutes } from "./features/admin/people-routes";
 import { auditRoutes } from "./features/admin/audit-routes";
+import { inviteRoutes } from "./features/admin/invites-routes";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -74,6 +75,7 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", identityRoutes);
   app.route("/", peopleRoutes);
   app.route("/", auditRoutes);
+  app.route("/", inviteRoutes);
 
   documentApi(app);
   app.route("/", docsRoutes);

@@ -60,6 +60,20 @@ describe("the operator's console in workerd", () => {
     expect((await call("/credits", { headers: bad })).status).toBe(200);
   });
 
+  it("makes, lists and revokes an invite, each audited, keeping only the code's hash", async () => {
+    const admin = await boss();
+    const made = await post("/admin/invites", admin, { uses: 3, plan: "elsewhere" });
+    expect(made.status).toBe(201);
+    const invite = await json<{ id: string; code: string }>(made);
+    const stored = await env.DB.prepare("select code_hash as hash from invites where id = ?").bind(invite.id).first<{ hash: string }>();
+    expect(stored?.hash).toMatch(/^[0-9a-f]{64}$/);
+    const list = await json<{ items: Array<{ id: string; usesLeft: number; plan: string }> }>(call("/admin/invites", { headers: admin }));
+    expect(list.items.find((i) => i.id === invite.id)).toMatchObject({ usesLeft: 3, plan: "elsewhere" });
+    expect((await call(`/admin/invites/${invite.id}`, { method: "DELETE", headers: admin })).status).toBe(204);
+    const audit = await json<{ items: Array<{ action: string }> }>(call("/admin/audit?limit=2", { headers: admin }));
+    expect(audit.items.map((e) => e.action)).toEqual(["invite.delete", "invite.create"]);
+  });
+
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {
     const admin = await boss();
     const user = await signIn("worker-planner");

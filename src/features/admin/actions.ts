@@ -7,7 +7,7 @@ import { excerpt } from "../../platform/errors";
 import type { Plans } from "../../platform/plans";
 import { sessions, users } from "../../../schema/index";
 import { endSessionStatements } from "../sign-in/sessions";
-import { auditStatement } from "./audit";
+import { auditStatement, userExists } from "./audit";
 
 // ---------------------------------------------------------------------------------------
 // What an admin does to an account, each in one batch with its audit record: suspend (the
@@ -33,7 +33,7 @@ export async function suspendUser(deps: AdminDeps, actorId: string, userId: stri
   const [ended, , updated] = await db.batch([
     ...endSessionStatements(db, eq(sessions.userId, userId), "suspended", now),
     db.update(users).set({ suspendedAt: now, suspendedReason: reason }).where(eq(users.id, userId)).returning({ id: users.id }),
-    auditStatement(db, { actorId, action: "user.suspend", targetId: userId, details: { reason }, at: now }, userId),
+    auditStatement(db, { actorId, action: "user.suspend", targetId: userId, details: { reason }, at: now }, userExists(userId)),
   ]);
   if (updated.length === 0) throw userNotFound(userId);
   deps.endedSessions.note(ended);
@@ -46,7 +46,7 @@ export async function unsuspendUser(deps: AdminDeps, actorId: string, userId: st
   const now = deps.now();
   const [updated] = await db.batch([
     db.update(users).set({ suspendedAt: null, suspendedReason: null }).where(eq(users.id, userId)).returning({ id: users.id }),
-    auditStatement(db, { actorId, action: "user.unsuspend", targetId: userId, details: {}, at: now }, userId),
+    auditStatement(db, { actorId, action: "user.unsuspend", targetId: userId, details: {}, at: now }, userExists(userId)),
   ]);
   if (updated.length === 0) throw userNotFound(userId);
   deps.suspendedAccounts.note(userId, undefined);
@@ -62,7 +62,7 @@ export async function grantCredits(deps: AdminDeps, actorId: string, userId: str
       .set({ grantedCredits: sql`${users.grantedCredits} + ${amount}` })
       .where(eq(users.id, userId))
       .returning({ id: users.id }),
-    auditStatement(db, { actorId, action: "user.grant", targetId: userId, details: { amount, note }, at: now }, userId),
+    auditStatement(db, { actorId, action: "user.grant", targetId: userId, details: { amount, note }, at: now }, userExists(userId)),
   ]);
   if (updated.length === 0) throw userNotFound(userId);
 }
@@ -76,7 +76,7 @@ export async function setPlan(deps: AdminDeps & { plans: Plans }, actorId: strin
   const now = deps.now();
   const [updated] = await db.batch([
     db.update(users).set({ planId }).where(eq(users.id, userId)).returning({ id: users.id }),
-    auditStatement(db, { actorId, action: "user.plan", targetId: userId, details: { plan: planId }, at: now }, userId),
+    auditStatement(db, { actorId, action: "user.plan", targetId: userId, details: { plan: planId }, at: now }, userExists(userId)),
   ]);
   if (updated.length === 0) throw userNotFound(userId);
 }

@@ -1,4 +1,4 @@
-import { and, desc, lt, or, eq, sql } from "drizzle-orm";
+import { and, desc, lt, or, eq, sql, type SQL } from "drizzle-orm";
 import type { Db, Position } from "../../platform/db";
 import { timeOrderedId } from "../../platform/encoding";
 import { auditEvents, users } from "../../../schema/index";
@@ -25,12 +25,13 @@ export interface AuditEntry {
   at: Date;
 }
 
-/**
- * The record of an action, for the action's batch. `whenUserExists`: written only if that
- * account exists (the action itself is guarded the same way), so that an action on nobody
- * leaves no record.
- */
-export function auditStatement(db: Db, entry: AuditEntry, whenUserExists?: string) {
+/** The guard of an action on an account: it exists (an action on nobody leaves no record). */
+export function userExists(userId: string): SQL {
+  return sql`exists (select 1 from ${users} where ${users.id} = ${userId})`;
+}
+
+/** The record of an action, for the action's batch; written only where `guard` holds (the action's own condition). */
+export function auditStatement(db: Db, entry: AuditEntry, guard: SQL = sql`1`) {
   const row = {
     // Ordered by the real clock within one `at`, so that actions of one instant keep their order.
     id: sql<string>`${timeOrderedId("aud")}`.as("id"),
@@ -40,7 +41,6 @@ export function auditStatement(db: Db, entry: AuditEntry, whenUserExists?: strin
     targetId: sql<string | null>`${entry.targetId}`.as("target_id"),
     details: sql<string>`${JSON.stringify(entry.details)}`.as("details"),
   };
-  const guard = whenUserExists === undefined ? sql`1` : sql`exists (select 1 from ${users} where ${users.id} = ${whenUserExists})`;
   return db.insert(auditEvents).select(db.select(row).from(sql`(select 1)`).where(guard));
 }
 

@@ -12,7 +12,7 @@ import { newUser } from "../../platform/auth/users";
 import { identities, sessions, users } from "../../../schema/index";
 import type { ProvenIdentity } from "./proofs";
 import { endSessionStatements } from "./sessions";
-import { admitSignUp, type SignUpDeps, type SignUpRequest } from "./sign-up";
+import { admitSignUp, type Admission, type SignUpDeps, type SignUpRequest } from "./sign-up";
 
 // Accounts and their sign-in methods. An account is created by the first sign-in of an
 // identity nobody has seen, with that identity's derived id (as a bearer token's first write
@@ -52,6 +52,7 @@ export async function accountFor(
   signUp: SignUpRequest = {},
 ): Promise<{ userId: string; prepare: BatchItem<"sqlite">[] }> {
   const { db } = deps;
+  let admission: Admission = { inviteId: null, planId: null };
   for (let attempt = 0; attempt < 3; attempt++) {
     const [[row], [owner]] = await db.batch([
       db.select().from(identities).where(and(eq(identities.issuer, identity.issuer), eq(identities.subject, identity.subject))).limit(1),
@@ -67,13 +68,14 @@ export async function accountFor(
       return { userId: owner.id, prepare: [ensureOwnIdentity(db, owner.id)] };
     }
     // Nobody's account yet: a sign-up, which the policy may refuse.
-    if (attempt === 0) await admitSignUp(deps, identity, signUp, now);
+    if (attempt === 0) admission = await admitSignUp(deps, identity, signUp, now);
+    const joined = { planId: admission.planId, inviteId: admission.inviteId };
     const derived = await userIdFor(identity.issuer, identity.subject);
     if (!row) {
       return {
         userId: derived,
         prepare: [
-          db.insert(users).values(newUser(derived, identity, now)).onConflictDoNothing(),
+          db.insert(users).values({ ...newUser(derived, identity, now), ...joined }).onConflictDoNothing(),
           db.insert(identities).values(identityRow(identity, derived, true, now)).onConflictDoNothing(),
         ],
       };
@@ -82,7 +84,7 @@ export async function accountFor(
     // takes a random id and the identity becomes one of the exceptions bearer tokens consult.
     const userId = randomId("usr");
     const [, claimed] = await db.batch([
-      db.insert(users).values(newUser(userId, identity, now)),
+      db.insert(users).values({ ...newUser(userId, identity, now), ...joined }),
       db
         .update(identities)
         .set({ userId, ownId: false, label: identity.label })
