@@ -74,6 +74,21 @@ describe("the operator's console in workerd", () => {
     expect(audit.items.map((e) => e.action)).toEqual(["invite.delete", "invite.create"]);
   });
 
+  it("holds an API key to its own daily credit limit and models on D1, and refuses it once expired", async () => {
+    const user = await signIn("worker-key-limits");
+    const limited = await json<{ key: string; id: string }>(post("/keys", user, { dailyCreditLimit: 1, models: ["svc-70b"] }));
+    const key = { "X-API-Key": limited.key };
+    expect((await post("/chat/send", key, { message: "one" })).status).toBe(200);
+    expect(await json(post("/chat/send", key, { message: "two" }))).toMatchObject({ error: 402, code: "api_key_credit_limit" });
+    const narrow = await json<{ key: string }>(post("/keys", user, { models: ["gpt-4o"] }));
+    expect(await json(post("/chat/send", { "X-API-Key": narrow.key }, { message: "three" }))).toMatchObject({ error: 403, code: "model_not_allowed_for_key" });
+    const keys = await json<Array<{ id: string; creditsUsedToday: number; models: string[] }>>(call("/keys", { headers: user }));
+    expect(keys.find((k) => k.id === limited.id)).toMatchObject({ creditsUsedToday: 1, models: ["svc-70b"] });
+    const soon = await json<{ key: string; id: string }>(post("/keys", user, { expiresAt: new Date(Date.now() + 60_000).toISOString() }));
+    await env.DB.prepare("update api_keys set expires_at = ? where id = ?").bind(Date.now() - 1, soon.id).run();
+    expect(await json(call("/credits", { headers: { "X-API-Key": soon.key } }))).toMatchObject({ error: 401, code: "api_key_expired" });
+  });
+
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {
     const admin = await boss();
     const user = await signIn("worker-planner");

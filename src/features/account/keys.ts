@@ -69,10 +69,12 @@ export async function createApiKey(
   return row ? { id: row.id, name, prefix, key, createdAt: row.createdAt, lastUsedAt: null, ...limits } : null;
 }
 
-/** The user's keys, newest first, without their secrets. One round trip. */
-export async function listApiKeys(db: Db, userId: string): Promise<ApiKeySummary[]> {
+/** The user's keys, newest first, without their secrets, with the credits each spent today (from `dayStart`, ms) and holds. One round trip. */
+export async function listApiKeys(db: Db, userId: string, dayStart: number): Promise<Array<ApiKeySummary & { creditsUsedToday: number }>> {
   return db
     .select({
+      creditsUsedToday: sql<number>`((select coalesce(sum(e.credits), 0) from usage_events e where e.key_id = api_keys.id and e.at >= ${dayStart})
+        + (select coalesce(sum(h.credits), 0) from credit_holds h where h.key_id = api_keys.id))`,
       id: apiKeys.id,
       name: apiKeys.name,
       prefix: apiKeys.prefix,
