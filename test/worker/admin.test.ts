@@ -89,6 +89,25 @@ describe("the operator's console in workerd", () => {
     expect(await json(call("/credits", { headers: { "X-API-Key": soon.key } }))).toMatchObject({ error: 401, code: "api_key_expired" });
   });
 
+  it("erases an account on request (DELETE /me) and by an admin, keeping usage that points at nobody", async () => {
+    const user = await signIn("worker-eraser");
+    const id = await idOf(user);
+    const { contextId } = await json<{ contextId: string }>(post("/chat/send", user, { message: "forget me" }));
+    const wrong = await call("/me", { method: "DELETE", headers: { ...user, "Content-Type": "application/json" }, body: '{"confirm":"usr_x"}' });
+    expect(await wrong.json()).toMatchObject({ error: 400, code: "confirmation_mismatch" });
+    expect((await call("/me", { method: "DELETE", headers: { ...user, "Content-Type": "application/json" }, body: JSON.stringify({ confirm: id }) })).status).toBe(204);
+    const left = await env.DB.prepare("select (select count(*) from contexts where id = ?1) as contexts, (select count(*) from users where id = ?2) as users, (select count(*) from usage_events where user_id = ?2) as usage").bind(contextId, id).first<Record<string, number>>();
+    expect(left).toEqual({ contexts: 0, users: 0, usage: 0 });
+    expect(await json(call("/contexts", { headers: user }))).toMatchObject({ items: [] });
+
+    const admin = await boss();
+    const other = await signIn("worker-erased-by-admin");
+    const otherId = await idOf(other);
+    expect((await call(`/admin/users/${otherId}`, { method: "DELETE", headers: admin })).status).toBe(204);
+    const audit = await json<{ items: Array<{ action: string; targetId: string }> }>(call("/admin/audit?limit=1", { headers: admin }));
+    expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId });
+  });
+
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {
     const admin = await boss();
     const user = await signIn("worker-planner");

@@ -8,6 +8,7 @@ import type { Plans } from "../../platform/plans";
 import { sessions, users } from "../../../schema/index";
 import { endSessionStatements } from "../sign-in/sessions";
 import { auditStatement, userExists } from "./audit";
+import { eraseAccount, type ErasureDeps } from "../account/erasure";
 
 // ---------------------------------------------------------------------------------------
 // What an admin does to an account, each in one batch with its audit record: suspend (the
@@ -79,4 +80,11 @@ export async function setPlan(deps: AdminDeps & { plans: Plans }, actorId: strin
     auditStatement(db, { actorId, action: "user.plan", targetId: userId, details: { plan: planId }, at: now }, userExists(userId)),
   ]);
   if (updated.length === 0) throw userNotFound(userId);
+}
+
+/** Erases the account as DELETE /me does, with its audit record in the same batch. */
+export async function eraseUser(deps: AdminDeps & ErasureDeps, actorId: string, userId: string): Promise<void> {
+  const record = auditStatement(deps.db, { actorId, action: "user.erase", targetId: userId, details: {}, at: deps.now() }, userExists(userId));
+  await eraseAccount(deps, userId, () => userNotFound(userId), [record]);
+  deps.suspendedAccounts.note(userId, undefined);
 }

@@ -3,7 +3,7 @@ import { createRouter } from "../../platform/http/router";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
 import { Id, serviceId } from "../../platform/http/service-id";
 import { text } from "../../platform/http/text";
-import { grantCredits, setPlan, suspendUser, unsuspendUser } from "./actions";
+import { eraseUser, grantCredits, setPlan, suspendUser, unsuspendUser } from "./actions";
 import { adminRoute } from "./admin-route";
 import { getPerson, listPeople } from "./people";
 
@@ -147,6 +147,17 @@ const planRoute = adminRoute(
   [404],
 );
 
+const eraseRoute = adminRoute(
+  {
+    method: "delete",
+    path: "/admin/users/{id}",
+    summary: "Erase an account as DELETE /me does: sessions, keys, contexts, messages, shares, groups, profile, sign-in methods; usage kept anonymous (admins only)",
+    request: { params: idParam },
+    responses: { 204: { description: "Erased, and recorded in the audit log" } },
+  },
+  [404],
+);
+
 export const peopleRoutes = createRouter()
   .openapi(listRoute, async (c) => {
     const { db, config, now } = c.get("deps");
@@ -174,5 +185,9 @@ export const peopleRoutes = createRouter()
   .openapi(planRoute, async (c) => {
     const deps = c.get("deps");
     await setPlan({ ...deps, plans: deps.config.plans }, c.get("principal").userId, c.req.valid("param").id, c.req.valid("json").plan);
+    return c.body(null, 204);
+  })
+  .openapi(eraseRoute, async (c) => {
+    await eraseUser(c.get("deps"), c.get("principal").userId, c.req.valid("param").id);
     return c.body(null, 204);
   });
