@@ -32,6 +32,7 @@ import { serveClientFile, serveClientPage } from "./platform/http/web-client";
 import { peopleRoutes } from "./features/admin/people-routes";
 import { auditRoutes } from "./features/admin/audit-routes";
 import { inviteRoutes } from "./features/admin/invites-routes";
+import { usageRoutes } from "./features/admin/usage-routes";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -76,6 +77,7 @@ export function createApp(resolveDeps: DepsResolver) {
   app.route("/", peopleRoutes);
   app.route("/", auditRoutes);
   app.route("/", inviteRoutes);
+  app.route("/", usageRoutes);
 
   documentApi(app);
   app.route("/", docsRoutes);

@@ -54,7 +54,7 @@ async function expectErased(p: Awaited<ReturnType<typeof person>>) {
 describe("erasure", () => {
   it("DELETE /me needs the account's id to confirm, then erases everything but anonymous usage", async () => {
     const p = await person("eraser");
-    await expectError(await h.request("/me", { method: "DELETE", token: p.token, json: { confirm: "usr_someoneelse" } }), 400, /send \{ "confirm": "usr_/, "confirmation_mismatch");
+    await expectError(await h.request("/me", { method: "DELETE", token: p.token, json: { confirm: "usr_someoneelse" } }), 422, /send \{ "confirm": "usr_/, "confirmation_mismatch");
     await expectError(await h.request("/me", { method: "DELETE", apiKey: p.key, json: { confirm: p.id } }), 403, undefined, "api_key_not_allowed");
     expect((await h.request("/me", { method: "DELETE", token: p.token, json: { confirm: p.id } })).status).toBe(204);
     await expectErased(p);

@@ -94,7 +94,7 @@ describe("the operator's console in workerd", () => {
     const id = await idOf(user);
     const { contextId } = await json<{ contextId: string }>(post("/chat/send", user, { message: "forget me" }));
     const wrong = await call("/me", { method: "DELETE", headers: { ...user, "Content-Type": "application/json" }, body: '{"confirm":"usr_x"}' });
-    expect(await wrong.json()).toMatchObject({ error: 400, code: "confirmation_mismatch" });
+    expect(await wrong.json()).toMatchObject({ error: 422, code: "confirmation_mismatch" });
     expect((await call("/me", { method: "DELETE", headers: { ...user, "Content-Type": "application/json" }, body: JSON.stringify({ confirm: id }) })).status).toBe(204);
     const left = await env.DB.prepare("select (select count(*) from contexts where id = ?1) as contexts, (select count(*) from users where id = ?2) as users, (select count(*) from usage_events where user_id = ?2) as usage").bind(contextId, id).first<Record<string, number>>();
     expect(left).toEqual({ contexts: 0, users: 0, usage: 0 });
@@ -106,6 +106,18 @@ describe("the operator's console in workerd", () => {
     expect((await call(`/admin/users/${otherId}`, { method: "DELETE", headers: admin })).status).toBe(204);
     const audit = await json<{ items: Array<{ action: string; targetId: string }> }>(call("/admin/audit?limit=1", { headers: admin }));
     expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId });
+  });
+
+  it("reports usage per model on D1, as JSON and CSV", async () => {
+    const admin = await boss();
+    const user = await signIn("worker-reported");
+    expect((await post("/chat/send", user, { message: "for the report" })).status).toBe(200);
+    const report = await json<{ items: Array<{ key: string; messages: number; credits: number }> }>(call("/admin/usage?groupBy=model", { headers: admin }));
+    expect(report.items.find((r) => r.key === "svc-70b")!.messages).toBeGreaterThan(0);
+    const byDay = await json<{ items: Array<{ key: string }> }>(call("/admin/usage", { headers: admin }));
+    expect(byDay.items.at(-1)!.key).toBe(new Date().toISOString().slice(0, 10));
+    const csv = await call("/admin/usage?groupBy=user&format=csv", { headers: admin });
+    expect((await csv.text()).split("\r\n")[0]).toBe("user,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost");
   });
 
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {

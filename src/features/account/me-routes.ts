@@ -161,7 +161,7 @@ const deleteMe = authenticatedRoute(
     },
     responses: { 204: { description: "Erased" } },
   },
-  { jwtOnly: true },
+  { jwtOnly: true, errors: [422] },
 );
 
 export const meRoutes = createRouter()

@@ -49,6 +49,7 @@ export async function listUsageMessages(
       and(
         eq(usageEvents.userId, userId),
         eq(usageEvents.kind, "message"),
+        eq(usageEvents.outcome, "ok"),
         after ? or(lt(usageEvents.at, after.at), and(eq(usageEvents.at, after.at), lt(usageEvents.id, after.id))) : undefined,
       ),
     )

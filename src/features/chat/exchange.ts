@@ -98,7 +98,9 @@ export async function* answer(deps: ChatDeps, exchange: Exchange, request: Answe
   } catch (err) {
     if (!(err instanceof ModelCallFailed)) throw err;
     const error = failureError(deps, exchange, err);
-    await release(deps, exchange, error instanceof ExchangeCancelled ? "cancelled by the client" : `model call failed (${error.code})`);
+    const cancelled = error instanceof ExchangeCancelled;
+    // A model's failure is counted (GET /admin/usage's failed exchanges), uncharged, with the refund.
+    await release(deps, exchange, cancelled ? "cancelled by the client" : `model call failed (${error.code})`, cancelled ? [] : [failureRecord(deps, exchange, err)]);
     throw error;
   } finally {
     clearInterval(renewal);
@@ -158,8 +160,28 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
   }
 }
 
-/** Releases the hold (refunds it) and the key, once; nothing after the exchange ended. */
-export async function release(deps: ChatDeps, exchange: Exchange, reason: string): Promise<void> {
+/** The usage record of a failed model call: no credits, no tokens. */
+function failureRecord(deps: ChatDeps, exchange: Exchange, failed: ModelCallFailed): Step {
+  const { userId, at, keyId } = exchange.charge;
+  return usageEventStatement(deps.db, {
+    id: timeOrderedId("use"),
+    userId,
+    at,
+    model: failed.answering.id,
+    contextId: null,
+    messageId: null,
+    credits: 0,
+    kind: "message",
+    keyId,
+    outcome: "failed",
+    inputTokens: 0,
+    outputTokens: 0,
+    tokensEstimated: false,
+  });
+}
+
+/** Releases the hold (refunds it) and the key, once, with `extra` in the same batch; nothing after the exchange ended. */
+export async function release(deps: ChatDeps, exchange: Exchange, reason: string, extra: Step[] = []): Promise<void> {
   if (exchange.ended) return;
   exchange.ended = true;
   const { db, log } = deps;
@@ -167,6 +189,7 @@ export async function release(deps: ChatDeps, exchange: Exchange, reason: string
   const batch = new Batch();
   for (const s of releaseHoldStatements(db, exchange.charge)) batch.add(s);
   if (exchange.claim) batch.add(step(releaseClaimStatement(db, exchange.claim)));
+  for (const s of extra) batch.add(s);
   try {
     await batch.run(db);
     log.info("chat charge refunded", { requestId: exchange.requestId, userId, day, credits, reason });

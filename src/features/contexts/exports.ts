@@ -172,7 +172,7 @@ export async function exportAccount(db: Db, principal: Principal, now: Date, def
     db
       .select({ at: usageEvents.at, model: usageEvents.model, contextId: usageEvents.contextId, messageId: usageEvents.messageId, credits: usageEvents.credits })
       .from(usageEvents)
-      .where(and(eq(usageEvents.userId, userId), eq(usageEvents.kind, "message")))
+      .where(and(eq(usageEvents.userId, userId), eq(usageEvents.kind, "message"), eq(usageEvents.outcome, "ok")))
       .orderBy(desc(usageEvents.at), desc(usageEvents.id)),
   ]);
   const messagesOf = byContext(messageRows);
