@@ -179,12 +179,11 @@ const ConfigSchema = z.object({
   TURNSTILE_SITE_KEY: optionalText,
   TURNSTILE_SECRET_KEY: optionalText,
   TURNSTILE_VERIFY_URL: httpUrl("Turnstile's siteverify endpoint").transform((v) => v ?? "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
-  // The operator's console: who is an admin (user ids, wallets, verified e-mails), the plans
-  // (JSON, or on Node a file), and the bearer token GET /metrics asks for (Node).
+  // The operator's console: who is an admin (user ids, wallets, verified e-mails), and the
+  // plans (JSON, or on Node a file).
   ADMINS: z.string().default(""),
   PLANS: optionalText,
   PLANS_FILE: optionalText,
-  METRICS_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
   // The longest reply stored (characters); the rest is cut, with a note saying so.
   MAX_REPLY_CHARS: z.coerce.number().int().min(1000).max(10_000_000).default(200_000),
 });

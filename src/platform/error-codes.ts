@@ -115,7 +115,6 @@ export const ERROR_CODES = {
   api_key_expired: { status: 401 },
   model_not_allowed_for_key: { status: 403 },
   confirmation_mismatch: { status: 422 },
-  metrics_forbidden: { status: 403 },
   // Voice and storage.
   speech_to_text_not_configured: { status: 503 },
   storage_full: { status: 507 },
