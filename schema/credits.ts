@@ -5,6 +5,8 @@ import { users } from "./users";
 /**
  * Credits used per user per UTC day. A new day needs no job: its row does not exist yet.
  * Debits and refunds are single conditional statements (src/features/account/credits.ts).
+ * The day `grant` is the credits an admin granted, which never reset: its `used` counts up
+ * to `users.granted_credits`, and it is debited, held and refunded as a day is.
  */
 export const creditDays = sqliteTable(
   "credit_days",
@@ -26,9 +28,8 @@ export const usageEvents = sqliteTable(
   "usage_events",
   {
     id: text().primaryKey(),
-    userId: text()
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    // Null once the account is erased (DELETE /me): the row stays, pointing at nobody.
+    userId: text().references(() => users.id, { onDelete: "set null" }),
     at: integer({ mode: "timestamp_ms" }).notNull(),
     model: text().notNull(),
     // Kept after the context is deleted: usage history outlives conversations.
@@ -41,8 +42,18 @@ export const usageEvents = sqliteTable(
     inputTokens: integer(),
     outputTokens: integer(),
     tokensEstimated: integer({ mode: "boolean" }),
+    // The API key that paid, if one did (its daily credit limit is counted from these rows).
+    keyId: text(),
+    // From the call to the first piece of a streamed reply; null for a reply asked for whole.
+    firstTokenMs: integer(),
+    // `failed`: a model call that failed or timed out (0 credits: it was refunded).
+    outcome: text({ enum: ["ok", "failed"] }).notNull().default("ok"),
   },
-  (t) => [index("usage_events_user_at_idx").on(t.userId, t.at, t.id)],
+  (t) => [
+    index("usage_events_user_at_idx").on(t.userId, t.at, t.id),
+    index("usage_events_at_idx").on(t.at),
+    index("usage_events_key_at_idx").on(t.keyId, t.at).where(sql`key_id is not null`),
+  ],
 );
 
 /** First replies to requests sent with an Idempotency-Key, kept 24 hours. */
@@ -81,6 +92,8 @@ export const creditHolds = sqliteTable(
     renewedAt: integer({ mode: "timestamp_ms" }).notNull().default(sql`0`),
     // The Idempotency-Key the exchange claimed, freed with the hold.
     claimKey: text(),
+    // The API key the exchange was asked with: its daily limit counts held credits too.
+    keyId: text(),
   },
   (t) => [index("credit_holds_user_renewed_idx").on(t.userId, t.renewedAt), index("credit_holds_renewed_idx").on(t.renewedAt)],
 );

@@ -7,3 +7,4 @@ export { sessions, refreshTokens, walletNonces, endedSessions } from "./sessions
 export { invites, signUpCounts } from "./sign-up";
 export { healthProbe } from "./operations";
 export { attachments, messageAttachments } from "./attachments";
+export { auditEvents } from "./admin";

@@ -41,7 +41,7 @@ export const endedSessions = sqliteTable(
   {
     sessionId: text().primaryKey(),
     userId: text().notNull(),
-    reason: text({ enum: ["signed-out", "ended", "refresh-token-reused", "idle", "method-removed", "too-many-sessions"] }).notNull(),
+    reason: text({ enum: ["signed-out", "ended", "refresh-token-reused", "idle", "method-removed", "too-many-sessions", "suspended", "erased"] }).notNull(),
     endedAt: integer({ mode: "timestamp_ms" }).notNull(),
     tokensExpireAt: integer({ mode: "timestamp_ms" }).notNull(),
   },

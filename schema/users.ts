@@ -32,8 +32,24 @@ export const users = sqliteTable(
     preferences: text({ mode: "json" }).$type<StoredPreferences>().notNull().default(sql`'{}'`),
     presets: text({ mode: "json" }).$type<StoredPreset[]>().notNull().default(sql`'[]'`),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
+    // The identity provider said `email_verified: true` for `email` (ADMINS may name such an address).
+    emailVerified: integer({ mode: "boolean" }).notNull().default(false),
+    // Suspended by an admin (the operator's console): its tokens and keys are refused, its sign-ins too.
+    suspendedAt: integer({ mode: "timestamp_ms" }),
+    suspendedReason: text(),
+    // The plan (PLANS) an admin or an invite put the account on; null or unknown: the default plan.
+    planId: text(),
+    // Every credit ever granted by an admin: what is left is this less the `grant` row of credit_days.
+    grantedCredits: integer().notNull().default(0),
+    // The invite the account was created with, if any.
+    inviteId: text(),
   },
-  (t) => [uniqueIndex("users_identity_idx").on(t.issuer, t.subject)],
+  (t) => [
+    uniqueIndex("users_identity_idx").on(t.issuer, t.subject),
+    // The suspended accounts, read whole by every process (src/platform/auth/suspended-accounts.ts).
+    index("users_suspended_idx").on(t.id).where(sql`suspended_at is not null`),
+    index("users_created_idx").on(t.createdAt, t.id),
+  ],
 );
 
 /**
@@ -82,6 +98,10 @@ export const apiKeys = sqliteTable(
     hash: text().notNull(),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
     lastUsedAt: integer({ mode: "timestamp_ms" }),
+    // The owner's limits on the key: credits a UTC day, an expiry, the models it may call (null: none set).
+    dailyCreditLimit: integer(),
+    expiresAt: integer({ mode: "timestamp_ms" }),
+    models: text({ mode: "json" }).$type<string[]>(),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.hash), index("api_keys_user_idx").on(t.userId)],
 );

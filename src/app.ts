@@ -31,6 +31,10 @@ import { sessionRoutes } from "./features/sign-in/session-routes";
 import { deviceRoutes } from "./features/sign-in/devices-routes";
 import { identityRoutes } from "./features/sign-in/identities-routes";
 import { serveClientFile, serveClientPage } from "./platform/http/web-client";
+import { peopleRoutes } from "./features/admin/people-routes";
+import { auditRoutes } from "./features/admin/audit-routes";
+import { inviteRoutes } from "./features/admin/invites-routes";
+import { usageRoutes } from "./features/admin/usage-routes";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -79,6 +83,10 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
   app.route("/", sessionRoutes);
   app.route("/", deviceRoutes);
   app.route("/", identityRoutes);
+  app.route("/", peopleRoutes);
+  app.route("/", auditRoutes);
+  app.route("/", inviteRoutes);
+  app.route("/", usageRoutes);
 
   documentApi(app);
   app.route("/", docsRoutes);

@@ -546,13 +546,15 @@ describe("the OpenAPI document", () => {
 });
 
 describe("usage records", () => {
-  it("records one usage event per charged message, none for refunded ones", async () => {
+  it("records one usage event per charged message, and the refunded one as failed, uncharged", async () => {
     const token = await h.signIn("usage-events");
     const userId = await userIdOf(token);
     await send(token, { message: "a" });
     up.mode = "fail";
     await send(token, { message: "b" });
-    const rows = await h.db.select().from(usageEvents).where(and(eq(usageEvents.userId, userId), eq(usageEvents.kind, "message")));
+    const all = await h.db.select().from(usageEvents).where(and(eq(usageEvents.userId, userId), eq(usageEvents.kind, "message")));
+    expect(all.filter((r) => r.outcome === "failed")).toEqual([expect.objectContaining({ credits: 0, outputTokens: 0 })]);
+    const rows = all.filter((r) => r.outcome === "ok");
     expect(rows).toHaveLength(1);
     // The provider's own token counts (the loopback upstream says 1 and 1), not estimates.
     expect(rows[0]).toMatchObject({ model: "svc-70b", credits: 1, inputTokens: 1, outputTokens: 1, tokensEstimated: false });

@@ -62,7 +62,7 @@ describe("the daily allowance", () => {
     expect(res.status).toBe(402);
     const body = await json<{ error: number; message: string }>(res);
     expect(body.error).toBe(402);
-    expect(body.message).toMatch(/^insufficient credits: all 5 of today's credits are used; they return at 00:00 UTC \(2026-11-23T00:00:00\.000Z, in 2 h 30 min\)$/);
+    expect(body.message).toMatch(/^insufficient credits: all 5 of today's credits are used and no granted credits are left; the day's credits return at 00:00 UTC \(2026-11-23T00:00:00\.000Z, in 2 h 30 min\)$/);
     expect(res.headers.get("retry-after")).toBe(String(2.5 * 3600));
     expect(res.headers.get("x-credits-remaining")).toBe("0");
     expect(res.headers.get("x-credits-reset")).toBe("2026-11-23T00:00:00.000Z");
@@ -118,6 +118,8 @@ describe("GET /credits", () => {
       remaining: 5,
       resetAt: "2026-11-23T00:00:00.000Z",
       day: "2026-11-22",
+      granted: 0,
+      plan: { id: "default", name: "Default" },
     });
   });
 

@@ -203,8 +203,9 @@ describe("measured speed", () => {
       expect(rows).toHaveLength(3);
       expect(rows.map((r) => r.firstTokenMs === null)).toEqual([false, false, true]); // whole replies have no first token
       expect(rows.every((r) => r.model === "measured" && r.durationMs >= 0)).toBe(true);
-      // The upstream counts a whole reply's tokens (1); a stream without usage is estimated at ~3 characters a token.
-      expect(rows.map((r) => r.outputTokens)).toEqual([12, 12, 1]);
+      // The upstream's own counts: a stream asks for them (stream_options.include_usage; the
+      // loopback upstream counts one token a word, 7), a whole reply carries them (1).
+      expect(rows.map((r) => r.outputTokens)).toEqual([7, 7, 1]);
 
       own.clock.advance(11_000); // past the list's cache
       const [measured, idle] = await listed();

@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError as expectErrorBody } from "./support/expect-error";
 
+/** A key made without limits, as GET /keys shows it. */
+const NO_LIMITS = { dailyCreditLimit: null, expiresAt: null, models: null, creditsUsedToday: 0 };
+
 let h: Harness;
 beforeAll(async () => {
   h = await createHarness();
@@ -66,7 +69,8 @@ describe("POST /keys", () => {
     expect(res.status).toBe(201);
     const body = (await res.json()) as CreatedKey;
     secrets.push(body.key);
-    expect(Object.keys(body).sort()).toEqual(["createdAt", "id", "key", "name", "prefix"]);
+    expect(Object.keys(body).sort()).toEqual(["createdAt", "dailyCreditLimit", "expiresAt", "id", "key", "models", "name", "prefix"]);
+    expect(body).toMatchObject({ dailyCreditLimit: null, expiresAt: null, models: null });
     expect(body.name).toBe("laptop CLI");
     expect(body.createdAt).toBe(h.clock.now().toISOString());
     // sk_ then base64url: at least 22 characters is at least 128 random bits.
@@ -178,8 +182,8 @@ describe("GET /keys", () => {
     expect(text).not.toContain(older.key);
     expect(text).not.toContain(newer.key);
     expect(JSON.parse(text)).toEqual([
-      { id: newer.id, name: "newer", prefix: newer.prefix, createdAt: newer.createdAt, lastUsedAt: null },
-      { id: older.id, name: "older", prefix: older.prefix, createdAt: older.createdAt, lastUsedAt: null },
+      { id: newer.id, name: "newer", prefix: newer.prefix, createdAt: newer.createdAt, lastUsedAt: null, ...NO_LIMITS },
+      { id: older.id, name: "older", prefix: older.prefix, createdAt: older.createdAt, lastUsedAt: null, ...NO_LIMITS },
     ]);
   });
 

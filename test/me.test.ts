@@ -57,6 +57,7 @@ describe("GET /me", () => {
         },
       ],
       createdAt: h.clock.now().toISOString(),
+      role: "user",
     });
   });
 

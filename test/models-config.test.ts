@@ -95,6 +95,7 @@ describe("MODELS", () => {
         tools: true,
         fallbacks: ["house-backup"],
         measured: { samples: 0, timeToFirstTokenMs: null, tokensPerSecond: null },
+        inPlan: true,
       });
       expect(list[1]).toMatchObject({ name: "house-backup", credits: 1, contextWindow: 8192, default: false, available: true, images: false, tools: false });
       // Its key's variable is not set: listed, not callable.

@@ -52,6 +52,7 @@ describe("GET /models", () => {
           "fallbacks",
           "id",
           "images",
+          "inPlan",
           "measured",
           "name",
           "provider",

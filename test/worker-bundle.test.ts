@@ -30,8 +30,10 @@ import { createApp, OPENAPI_DOCUMENT } from "../src/app";
  * (unpdf's serverless build: a PDF's text, extracted in the Worker) and the file-type sniffer:
  * 740.1 KiB as merged, +521 KiB, nearly all of it pdf.js (BENCHMARKS.md, "Worker bundle: attachments"). Wrangler
  * inlines a package's dynamic import, so it is parsed at an isolate's start even when no PDF comes.
+ * The operator's console (admins, suspension, plans, grants, invites, keys with limits, erasure,
+ * the usage report) then +13.0 KiB: 753.1 KiB.
  */
-const BUDGET_KIB = 741;
+const BUDGET_KIB = 754;
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { builtInCatalog, type Catalog } from "./models/catalog";
 import { CatalogError, parseModels } from "./models/configured-models";
+import { parseAdmins, type Admins } from "./admins";
+import { builtInPlans, parsePlans, PlansError, type Plans } from "./plans";
 
 const optionalText = z
   .string()
@@ -180,6 +182,11 @@ const ConfigSchema = z.object({
   TURNSTILE_SITE_KEY: optionalText,
   TURNSTILE_SECRET_KEY: optionalText,
   TURNSTILE_VERIFY_URL: httpUrl("Turnstile's siteverify endpoint").transform((v) => v ?? "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+  // The operator's console: who is an admin (user ids, wallets, verified e-mails), and the
+  // plans (JSON, or on Node a file).
+  ADMINS: z.string().default(""),
+  PLANS: optionalText,
+  PLANS_FILE: optionalText,
   // The longest reply stored (characters); the rest is cut, with a note saying so.
   MAX_REPLY_CHARS: z.coerce.number().int().min(1000).max(10_000_000).default(200_000),
   // Attachments (POST /attachments): the largest image and document, in bytes, and how many
@@ -189,9 +196,13 @@ const ConfigSchema = z.object({
   ATTACHMENT_QUOTA_BYTES: z.coerce.number().int().min(0).default(200 * 1024 * 1024),
 });
 
-export type Config = z.infer<typeof ConfigSchema> & {
+export type Config = Omit<z.infer<typeof ConfigSchema>, "ADMINS"> & {
   /** The models this deployment offers: MODELS, MODELS_FILE or the built-in catalog, with MODEL_CREDITS applied. */
   catalog: Catalog;
+  /** ADMINS, parsed. */
+  admins: Admins;
+  /** PLANS, PLANS_FILE or the built-in plan. */
+  plans: Plans;
 };
 
 export interface ParseOptions {
@@ -212,7 +223,10 @@ export function parseConfig(env: Record<string, unknown>, options: ParseOptions 
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
     throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   }
-  const config: Config = { ...parsed.data, catalog: catalogOf(parsed.data, vars, options) };
+  const catalog = catalogOf(parsed.data, vars, options);
+  const admins = parseAdmins(parsed.data.ADMINS);
+  if (admins.problems.length > 0) throw new ConfigError(`invalid configuration: ADMINS: ${admins.problems.join("; ")}`);
+  const config: Config = { ...parsed.data, catalog, admins: admins.admins, plans: plansOf(parsed.data, catalog, options) };
   const authSources = [config.AUTH_JWKS_URL, config.AUTH_PUBLIC_KEY, config.AUTH_HS256_SECRET, config.AUTH_OIDC_ISSUER].filter(Boolean);
   if (authSources.length > 1) {
     throw new ConfigError(
@@ -278,4 +292,27 @@ function catalogOf(parsed: z.infer<typeof ConfigSchema>, vars: Record<string, st
   if (unknown.length > 0) throw new ConfigError(`invalid configuration: MODEL_CREDITS names an unknown model '${unknown[0]}'`);
   for (const model of catalog.models) model.credits = parsed.MODEL_CREDITS[model.id] ?? model.credits;
   return catalog;
+}
+
+/** The plans the variables choose: PLANS, PLANS_FILE (Node) or the built-in one; a ConfigError names the bad entry and field. */
+function plansOf(parsed: z.infer<typeof ConfigSchema>, catalog: Catalog, options: ParseOptions): Plans {
+  if (parsed.PLANS && parsed.PLANS_FILE) throw new ConfigError("invalid configuration: set PLANS or PLANS_FILE, not both");
+  const modelIds = catalog.discover.length > 0 ? undefined : new Set(catalog.models.map((m) => m.id));
+  try {
+    if (parsed.PLANS) return parsePlans(parsed.PLANS, "PLANS", modelIds);
+    if (parsed.PLANS_FILE) {
+      if (!options.readFile) throw new PlansError("PLANS_FILE is read by the Node server only; on Workers put the plans in PLANS");
+      let text: string;
+      try {
+        text = options.readFile(parsed.PLANS_FILE);
+      } catch (err) {
+        throw new PlansError(`PLANS_FILE ${parsed.PLANS_FILE} cannot be read (${(err as { code?: string }).code ?? String(err)})`);
+      }
+      return parsePlans(text, `PLANS_FILE ${parsed.PLANS_FILE}`, modelIds);
+    }
+  } catch (err) {
+    if (err instanceof PlansError) throw new ConfigError(`invalid configuration: ${err.message}`);
+    throw err;
+  }
+  return builtInPlans(parsed.DAILY_CREDITS);
 }

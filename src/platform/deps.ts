@@ -16,6 +16,7 @@ import { createSessionTokens, type SessionTokens } from "./auth/session-tokens";
 import { IdentityLinks } from "./auth/identity-links";
 import { EndedSessions } from "./auth/ended-sessions";
 import { KnownAccounts } from "./auth/known-accounts";
+import { SuspendedAccounts } from "./auth/suspended-accounts";
 import { contractWallets, type ContractWallets } from "./auth/wallet-contracts";
 
 /** What lives as long as the process (Node) or the isolate (Workers). */
@@ -37,6 +38,8 @@ export interface Runtime {
   endedSessions: EndedSessions;
   /** Accounts known to exist, for SIGN_UP=invite|closed, where a provider's token may not create one. */
   knownAccounts: KnownAccounts;
+  /** The suspended accounts, whose tokens are refused: a copy of the database's rows. */
+  suspendedAccounts: SuspendedAccounts;
   /** Issues local-login tokens (POST /auth/local); only in local-login mode. */
   localLogin?: (name: string) => Promise<{ token: string; expiresAt: Date }>;
   /** Speech to text for POST /audio/transcriptions, when a provider is configured. */
@@ -199,6 +202,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     },
     endedSessions: new EndedSessions(options.endedSessionsMaxAgeMs ?? Infinity),
     knownAccounts: new KnownAccounts(),
+    suspendedAccounts: new SuspendedAccounts(options.endedSessionsMaxAgeMs ?? Infinity),
     transcriber: createTranscriber(config, options.workersAi),
     sessionTokens: await sessionTokensFor(config, options),
     identityLinks: new IdentityLinks(options.identityLinksMaxAgeMs ?? 60_000),

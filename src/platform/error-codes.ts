@@ -112,6 +112,17 @@ export const ERROR_CODES = {
   document_without_text: { status: 422 },
   attachment_not_found: { status: 404 },
   attachments_not_configured: { status: 503 },
+  // The operator's console: admins, suspension, plans, keys with limits, erasure.
+  admin_only: { status: 403 },
+  account_suspended: { status: 403 },
+  user_not_found: { status: 404 },
+  invite_not_found: { status: 404 },
+  plan_not_found: { status: 400 },
+  model_not_in_plan: { status: 403 },
+  api_key_credit_limit: { status: 402 },
+  api_key_expired: { status: 401 },
+  model_not_allowed_for_key: { status: 403 },
+  confirmation_mismatch: { status: 422 },
   // Voice and storage.
   speech_to_text_not_configured: { status: 503 },
   storage_full: { status: 507 },

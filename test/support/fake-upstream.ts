@@ -242,7 +242,8 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
         : upstream.endless?.(request)
           ? new Promise<void>((resolve) => res.once("close", () => resolve()))
           : undefined;
-      return stream(text, res, protocol, upstream.pieceDelayMs ?? (hold && 100), hold);
+      const includeUsage = (request.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+      return stream(text, res, protocol, upstream.pieceDelayMs ?? (hold && 100), hold, includeUsage);
     }
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
@@ -324,7 +325,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
     }
   }
 
-  function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic", pieceDelayMs?: number, hold?: Promise<void>) {
+  function stream(text: string, res: ServerResponse, protocol: "openai" | "anthropic", pieceDelayMs?: number, hold?: Promise<void>, includeUsage = false) {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     const pieces = text.match(/\S+\s*|\s+/g) ?? [""];
     const failing = upstream.mode === "fail-mid-stream";
@@ -356,6 +357,8 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       if (failing) return;
       if (stalling) return;
       res.write(chunk({}, "stop"));
+      // Asked with stream_options.include_usage, as OpenAI does: a last chunk with no choices and the counts.
+      if (includeUsage) res.write(`data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 7, completion_tokens: pieces.length, total_tokens: 7 + pieces.length } })}\n\n`);
       res.end("data: [DONE]\n\n");
     } else {
       const event = (name: string, data: object) => `event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`;

@@ -46,6 +46,14 @@ export default defineConfig({
           LOG_LEVEL: process.env.WORKER_LOG_LEVEL ?? "error",
           SVC_MODEL_BASE_URL: inject("upstreamUrl"),
           DAILY_CREDITS: "3",
+          // The operator's console (test/worker/admin.test.ts): an admin by verified e-mail,
+          // and plans whose default is the allowance above, so the other files see no change.
+          ADMINS: "boss@worker.test",
+          PLANS: JSON.stringify([
+            { id: "default", name: "Default", dailyCredits: 3, models: "*", default: true },
+            { id: "grants-only", name: "Grants only", dailyCredits: 0, models: "*" },
+            { id: "elsewhere", name: "Elsewhere", dailyCredits: 10, models: ["gpt-4o"] },
+          ]),
           TEST_PRIVATE_JWK: JSON.stringify(await exportJWK(privateKey)),
           SESSION_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(sessionKey)), kid: "worker-test-session" }),
           TEST_MIGRATIONS: await readD1Migrations(fileURLToPath(new URL("../../migrations", import.meta.url))),

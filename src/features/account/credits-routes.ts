@@ -8,13 +8,17 @@ import { serviceId } from "../../platform/http/service-id";
 import { encodeCursor, pageQuery } from "../../platform/http/paging";
 import { intQuery } from "../../platform/http/query";
 
-const DayCreditsSchema = CreditsSchema.extend({ day: z.string().openapi({ example: "2026-11-22" }) }).openapi("DayCredits");
+const DayCreditsSchema = CreditsSchema.extend({
+  day: z.string().openapi({ example: "2026-11-22" }),
+  granted: z.number().int().openapi({ example: 0, description: "Credits an admin granted that are left: they do not reset, and are spent once the day's allowance does not cover a message" }),
+  plan: z.object({ id: z.string().openapi({ example: "default" }), name: z.string().openapi({ example: "Default" }) }).openapi({ description: "The account's plan, whose daily credits are the allowance" }),
+}).openapi("DayCredits");
 
 const credits = authenticatedRoute({
   method: "get",
   path: "/credits",
   tags: ["credits"],
-  summary: "Today's chat credits",
+  summary: "Today's chat credits, the granted credits left, and the plan",
   responses: {
     200: { description: "The caller's credits for the current UTC day", content: { "application/json": { schema: DayCreditsSchema } } },
   },
@@ -72,7 +76,7 @@ const usageMessages = authenticatedRoute({
 export const creditRoutes = createRouter()
   .openapi(credits, async (c) => {
     const { db, now, config } = c.get("deps");
-    return c.json(await getCredits(db, c.get("principal").userId, now(), config.DAILY_CREDITS), 200);
+    return c.json(await getCredits(db, c.get("principal").userId, now(), config.plans), 200);
   })
   .openapi(usage, async (c) => {
     const { db, now } = c.get("deps");

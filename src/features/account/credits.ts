@@ -1,8 +1,16 @@
 import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Db } from "../../platform/db";
-import { creditDays } from "../../../schema/index";
+import { creditDays, users } from "../../../schema/index";
+import type { Plans } from "../../platform/plans";
 
 const DAY_MS = 86_400_000;
+
+/**
+ * The credit_days "day" of the credits an admin granted: it never ends, its `used` counts up
+ * to `users.granted_credits`, and it is debited, held and refunded exactly as a day is.
+ * Spent only once the day's allowance does not cover a message.
+ */
+export const GRANT_DAY = "grant";
 
 /** The UTC day of an instant, `YYYY-MM-DD`. */
 export function utcDay(at: Date): string {
@@ -51,14 +59,27 @@ export function describeWait(seconds: number): string {
   return h > 0 ? `${h} h ${m} min` : `${m} min`;
 }
 
-/** The caller's credits for the day of `now`. One read. */
-export async function getCredits(db: Db, userId: string, now: Date, allowance: number): Promise<Credits> {
+/** GET /credits: the day's credits under the account's plan, the granted credits left, and the plan. */
+export interface AccountCredits extends Credits {
+  granted: number;
+  plan: { id: string; name: string };
+}
+
+/** The caller's credits for the day of `now`, their granted balance and their plan. One round trip. */
+export async function getCredits(db: Db, userId: string, now: Date, plans: Plans): Promise<AccountCredits> {
   const day = utcDay(now);
-  const [row] = await db
-    .select({ used: creditDays.used })
-    .from(creditDays)
-    .where(and(eq(creditDays.userId, userId), eq(creditDays.day, day)));
-  return creditsFor(day, row?.used ?? 0, allowance);
+  const [[row], [account]] = await db.batch([
+    db.select({ used: creditDays.used }).from(creditDays).where(and(eq(creditDays.userId, userId), eq(creditDays.day, day))),
+    db
+      .select({
+        planId: users.planId,
+        granted: sql<number>`${users.grantedCredits} - coalesce((select g.used from credit_days g where g.user_id = users.id and g.day = ${GRANT_DAY}), 0)`,
+      })
+      .from(users)
+      .where(eq(users.id, userId)),
+  ]);
+  const plan = plans.of(account?.planId);
+  return { ...creditsFor(day, row?.used ?? 0, plan.dailyCredits), granted: Math.max(0, Number(account?.granted ?? 0)), plan: { id: plan.id, name: plan.name } };
 }
 
 /**
@@ -70,7 +91,7 @@ export async function getCredits(db: Db, userId: string, now: Date, allowance: n
  */
 export function debitStatement(
   db: Db,
-  debit: { userId: string | Placeholder; day: string | Placeholder; price: number | SQL | Placeholder; allowance: number | Placeholder; guards?: SQL[] },
+  debit: { userId: string | Placeholder; day: string | Placeholder; price: number | SQL | Placeholder; allowance: number | SQL | Placeholder; guards?: SQL[] },
 ) {
   // Built with the query builder, not db.all(sql`…`): drizzle's D1 driver cannot put a raw
   // statement with parameters in a batch. INSERT … SELECT needs its WHERE before

@@ -9,7 +9,16 @@ import { ensureUser } from "../../platform/auth/users";
 /** How many live keys one user may hold. */
 export const MAX_API_KEYS_PER_USER = 25;
 
-export interface ApiKeySummary {
+/** What the owner limits a key to; null: not limited. */
+export interface KeyLimits {
+  dailyCreditLimit: number | null;
+  expiresAt: Date | null;
+  models: string[] | null;
+}
+
+export const NO_LIMITS: KeyLimits = { dailyCreditLimit: null, expiresAt: null, models: null };
+
+export interface ApiKeySummary extends KeyLimits {
   id: string;
   name: string;
   prefix: string;
@@ -28,6 +37,8 @@ export async function createApiKey(
   principal: Principal,
   name: string,
   now: Date,
+  limits: KeyLimits = NO_LIMITS,
+  maxKeys: number = MAX_API_KEYS_PER_USER,
 ): Promise<(ApiKeySummary & { key: string }) | null> {
   const { key, hash, prefix } = await generateApiKey();
   const id = randomId("key");
@@ -44,26 +55,34 @@ export async function createApiKey(
           hash: sql<string>`${hash}`.as("hash"),
           createdAt: sql<number>`${now.getTime()}`.as("created_at"),
           lastUsedAt: sql<null>`null`.as("last_used_at"),
+          dailyCreditLimit: sql<number | null>`${limits.dailyCreditLimit}`.as("daily_credit_limit"),
+          expiresAt: sql<number | null>`${limits.expiresAt?.getTime() ?? null}`.as("expires_at"),
+          models: sql<string | null>`${limits.models ? JSON.stringify(limits.models) : null}`.as("models"),
         })
         .from(users)
-        .where(and(eq(users.id, principal.userId), lt(sql`(${live})`, MAX_API_KEYS_PER_USER))),
+        .where(and(eq(users.id, principal.userId), lt(sql`(${live})`, maxKeys))),
     )
     .returning({ id: apiKeys.id, createdAt: apiKeys.createdAt });
   const user = ensureUser(db, principal, now);
   const inserted = user ? (await db.batch([user, insert]))[1] : await insert;
   const row = inserted[0];
-  return row ? { id: row.id, name, prefix, key, createdAt: row.createdAt, lastUsedAt: null } : null;
+  return row ? { id: row.id, name, prefix, key, createdAt: row.createdAt, lastUsedAt: null, ...limits } : null;
 }
 
-/** The user's keys, newest first, without their secrets. One round trip. */
-export async function listApiKeys(db: Db, userId: string): Promise<ApiKeySummary[]> {
+/** The user's keys, newest first, without their secrets, with the credits each spent today (from `dayStart`, ms) and holds. One round trip. */
+export async function listApiKeys(db: Db, userId: string, dayStart: number): Promise<Array<ApiKeySummary & { creditsUsedToday: number }>> {
   return db
     .select({
+      creditsUsedToday: sql<number>`((select coalesce(sum(e.credits), 0) from usage_events e where e.key_id = api_keys.id and e.at >= ${dayStart})
+        + (select coalesce(sum(h.credits), 0) from credit_holds h where h.key_id = api_keys.id))`,
       id: apiKeys.id,
       name: apiKeys.name,
       prefix: apiKeys.prefix,
       createdAt: apiKeys.createdAt,
       lastUsedAt: apiKeys.lastUsedAt,
+      dailyCreditLimit: apiKeys.dailyCreditLimit,
+      expiresAt: apiKeys.expiresAt,
+      models: apiKeys.models,
     })
     .from(apiKeys)
     .where(eq(apiKeys.userId, userId))

@@ -11,6 +11,7 @@ import { authenticatedRoute } from "../../platform/http/authenticated-route";
 import { SignInMethodSchema, signInMethodJson } from "../../platform/http/sign-in-method";
 import { CONTROL_CHARS, text } from "../../platform/http/text";
 import { MAX_INSTRUCTIONS } from "../contexts/contexts";
+import { eraseAccount } from "./erasure";
 
 const AVATAR_MESSAGE = "must be an http(s) URL of at most 2048 characters, or null to clear it";
 const LANGUAGE_MESSAGE = "must be a BCP 47 language tag such as en, pt-BR or zh-Hant-TW";
@@ -117,6 +118,7 @@ const ProfileSchema = z
     }),
     identities: z.array(SignInMethodSchema).openapi({ description: "Every way the person signs in to this account, oldest first" }),
     createdAt: z.string().openapi({ format: "date-time" }),
+    role: z.enum(["admin", "user"]).openapi({ description: "`admin` when the service's ADMINS names this account: the operator's console (/admin/*) is open to it" }),
   })
   .openapi("Profile");
 
@@ -140,13 +142,35 @@ const patchMe = authenticatedRoute({
   responses: { 200: profileReply },
 });
 
+const deleteMe = authenticatedRoute(
+  {
+    method: "delete",
+    path: "/me",
+    tags: ["profile"],
+    summary: "Erase the account: sessions, keys, contexts, messages, shares, groups, presets, profile and sign-in methods (a session or provider token, not an API key)",
+    description:
+      "Takes `{ confirm: <the account's id> }`. Usage rows are kept without anything that points at the person. The same identity signing in later gets a new, empty account.",
+    request: {
+      body: {
+        content: {
+          "application/json": {
+            schema: z.strictObject({ confirm: z.string().min(1).max(100).openapi({ description: "The account's id (GET /me `id`), to say it is meant", example: "usr_3q2-7wEjU8n5Rk1vLxZc9A" }) }).openapi("Erasure"),
+          },
+        },
+      },
+    },
+    responses: { 204: { description: "Erased" } },
+  },
+  { jwtOnly: true, errors: [422] },
+);
+
 export const meRoutes = createRouter()
   .openapi(getMe, async (c) => {
-    const { db, now, models } = c.get("deps");
-    return c.json(toJson(await getProfile(db, c.get("principal"), now(), defaultModelOf(models))), 200);
+    const { db, now, models, config } = c.get("deps");
+    return c.json(toJson(await getProfile(db, c.get("principal"), now(), defaultModelOf(models), config.admins)), 200);
   })
   .openapi(patchMe, async (c) => {
-    const { db, now, models } = c.get("deps");
+    const { db, now, models, config } = c.get("deps");
     const { name, avatarUrl, preferences, presets } = c.req.valid("json");
     const chosen = preferences?.defaultModel;
     if (chosen !== undefined && !models.get(chosen)) {
@@ -163,7 +187,17 @@ export const meRoutes = createRouter()
         ...(preferences.language === undefined ? {} : { language: canonicalLanguage(preferences.language)! }),
       },
     };
-    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now(), defaultModelOf(models))), 200);
+    return c.json(toJson(await updateProfile(db, c.get("principal"), changes, now(), defaultModelOf(models), config.admins)), 200);
+  })
+  .openapi(deleteMe, async (c) => {
+    const { userId } = c.get("principal");
+    if (c.req.valid("json").confirm !== userId) {
+      throw new ApiError("confirmation_mismatch", `to erase this account, send { "confirm": "${userId}" }: its id, as GET /me shows it`, { field: "confirm" });
+    }
+    const gone = () => new ApiError("unauthenticated", "the account behind this credential no longer exists");
+    await eraseAccount(c.get("deps"), userId, gone);
+    c.get("deps").suspendedAccounts.note(userId, undefined);
+    return c.body(null, 204);
   });
 
 function toJson(profile: Profile | null) {

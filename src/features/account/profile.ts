@@ -6,6 +6,9 @@ import { upsertUser } from "../../platform/auth/users";
 import { ensureOwnIdentity, selectSignInMethods, toSignInMethod, type SignInMethodView } from "../../platform/auth/sign-in-methods";
 import { DEFAULT_MODEL_ID } from "../../platform/models/catalog";
 import type { ModelRegistry } from "../../platform/models/registry";
+import { isAdmin, NO_ADMINS, type Admins } from "../../platform/admins";
+import { identifiersOf } from "../../platform/auth/admin-check";
+import { WALLET_ISSUER } from "../../platform/auth/identity-links";
 
 /** The id a profile shows as its default model until the person picks one. */
 export const defaultModelOf = (models: ModelRegistry): string => models.defaultModel()?.id ?? DEFAULT_MODEL_ID;
@@ -37,6 +40,8 @@ export interface Profile {
   /** Every way the person signs in to this account (linked sign-in methods). */
   identities: SignInMethodView[];
   createdAt: Date;
+  /** `admin` when ADMINS names the account (the operator's console is theirs). */
+  role: "admin" | "user";
 }
 
 /** A partial update: absent fields stay as they are; preferences merge key by key. */
@@ -57,11 +62,17 @@ type UserRow = typeof users.$inferSelect;
  * by session or API key the user exists already and is read. One round trip either way.
  * Null only when the user behind an API key or session has gone.
  */
-export async function getProfile(db: Db, principal: Principal, now: Date, defaultModel: string): Promise<Profile | null> {
+export async function getProfile(db: Db, principal: Principal, now: Date, defaultModel: string, admins: Admins = NO_ADMINS): Promise<Profile | null> {
   const read =
     principal.via === "jwt" ? upsertUser(db, principal, now) : db.select().from(users).where(eq(users.id, principal.userId)).limit(1);
   const [[row], , methods] = await db.batch([read, ensureOwnIdentity(db, principal.userId), selectSignInMethods(db, principal.userId)]);
-  return row ? toProfile(row, methods, defaultModel) : null;
+  return row ? toProfile(row, methods, defaultModel, roleOf(admins, principal, row, methods)) : null;
+}
+
+/** Whether ADMINS names the account, by the row and sign-in methods the profile reads anyway. */
+function roleOf(admins: Admins, principal: Principal, row: UserRow, methods: Array<typeof identities.$inferSelect>): Profile["role"] {
+  const wallets = methods.filter((m) => m.issuer === WALLET_ISSUER).map((m) => m.subject);
+  return isAdmin(admins, identifiersOf(principal, row, wallets)) ? "admin" : "user";
 }
 
 /**
@@ -75,6 +86,7 @@ export async function updateProfile(
   changes: ProfileChanges,
   now: Date,
   defaultModel: string,
+  admins: Admins,
 ): Promise<Profile | null> {
   const set: Partial<Record<"name" | "avatarUrl" | "preferences" | "presets", unknown>> = {};
   if (changes.name !== undefined) set.name = changes.name;
@@ -83,7 +95,7 @@ export async function updateProfile(
   if (changes.preferences !== undefined && Object.keys(changes.preferences).length > 0) {
     set.preferences = sql`json_patch(${users.preferences}, ${JSON.stringify(changes.preferences)})`;
   }
-  if (Object.keys(set).length === 0) return getProfile(db, principal, now, defaultModel);
+  if (Object.keys(set).length === 0) return getProfile(db, principal, now, defaultModel, admins);
 
   const update = db
     .update(users)
@@ -93,13 +105,13 @@ export async function updateProfile(
   const methods = [ensureOwnIdentity(db, principal.userId), selectSignInMethods(db, principal.userId)] as const;
   if (principal.via === "jwt") {
     const [, updated, , rows] = await db.batch([upsertUser(db, principal, now), update, ...methods]);
-    return toProfile(updated[0]!, rows, defaultModel);
+    return toProfile(updated[0]!, rows, defaultModel, roleOf(admins, principal, updated[0]!, rows));
   }
   const [[row], , rows] = await db.batch([update, ...methods]);
-  return row ? toProfile(row, rows, defaultModel) : null;
+  return row ? toProfile(row, rows, defaultModel, roleOf(admins, principal, row, rows)) : null;
 }
 
-function toProfile(row: UserRow, methods: Array<typeof identities.$inferSelect>, defaultModel: string): Profile {
+function toProfile(row: UserRow, methods: Array<typeof identities.$inferSelect>, defaultModel: string, role: Profile["role"]): Profile {
   const identity: Profile["identity"] = { issuer: row.issuer, subject: row.subject };
   if (row.email !== null) identity.email = row.email;
   if (row.wallet !== null) identity.wallet = row.wallet;
@@ -112,6 +124,7 @@ function toProfile(row: UserRow, methods: Array<typeof identities.$inferSelect>,
     identity,
     identities: methods.map(toSignInMethod),
     createdAt: row.createdAt,
+    role,
   };
 }
 

@@ -53,6 +53,7 @@ export async function listUsageMessages(
       and(
         eq(usageEvents.userId, userId),
         eq(usageEvents.kind, "message"),
+        eq(usageEvents.outcome, "ok"),
         after ? or(lt(usageEvents.at, after.at), and(eq(usageEvents.at, after.at), lt(usageEvents.id, after.id))) : undefined,
       ),
     )
@@ -77,6 +78,12 @@ export interface UsageEvent {
   messageId: string | null;
   credits: number;
   kind: "message" | "title";
+  /** The API key that asked, if one did. */
+  keyId?: string | null;
+  /** From the call to the first piece of a streamed reply. */
+  firstTokenMs?: number | null;
+  /** `failed`: the model failed or timed out, and nothing was charged. */
+  outcome?: "ok" | "failed";
   inputTokens: number;
   outputTokens: number;
   /** The provider gave no counts: the tokens are estimated. */
@@ -85,7 +92,13 @@ export interface UsageEvent {
 
 /** The usage record of one model call, for the batch that stores it. */
 export function usageEventStatement(db: Db, event: UsageEvent): Step {
-  return bind(usageEventTemplate(db), { ...event, tokensEstimated: event.tokensEstimated ? 1 : 0 });
+  return bind(usageEventTemplate(db), {
+    ...event,
+    keyId: event.keyId ?? null,
+    firstTokenMs: event.firstTokenMs ?? null,
+    outcome: event.outcome ?? "ok",
+    tokensEstimated: event.tokensEstimated ? 1 : 0,
+  });
 }
 
 // Part of every chat message: built once per handle (see perDb).
@@ -105,6 +118,9 @@ const usageEventTemplate = perDb((db) =>
         inputTokens: sql.placeholder("inputTokens"),
         outputTokens: sql.placeholder("outputTokens"),
         tokensEstimated: sql.placeholder("tokensEstimated"),
+        keyId: sql.placeholder("keyId"),
+        firstTokenMs: sql.placeholder("firstTokenMs"),
+        outcome: sql.placeholder("outcome"),
       }),
   ),
 );

@@ -38,6 +38,10 @@ export interface Charge extends HeldCharge {
   at: Date;
   used: number;
   allowance: number;
+  /** The API key that asked, if one did: its usage is counted against its own limit. */
+  keyId: string | null;
+  /** Charged to the granted credits (`day` is GRANT_DAY): the day's credits as they stand, for the reply. */
+  shown?: { day: string; used: number; allowance: number };
 }
 
 /** A charged exchange: the models that may answer, the charge, the Idempotency-Key it claimed. */
@@ -59,7 +63,7 @@ export const contextWindowOf = (exchange: Exchange): number => Math.min(...excha
 
 /** The day's credits right after the debit. */
 export function creditsOf(exchange: Exchange): Credits {
-  const { day, used, allowance } = exchange.charge;
+  const { day, used, allowance } = exchange.charge.shown ?? exchange.charge;
   return creditsFor(day, used, allowance);
 }
 
@@ -68,6 +72,8 @@ export function creditsAfter(exchange: Exchange, modelId: string): Credits {
   const model = exchange.chain.find((m) => m.id === modelId) ?? askedModel(exchange);
   const refunded = Math.max(exchange.charge.credits - model.credits, 0);
   const credits = creditsOf(exchange);
+  // A difference given back to the grant leaves the day as it was.
+  if (exchange.charge.shown) return credits;
   return { ...credits, used: credits.used - refunded, remaining: credits.remaining + refunded };
 }
 
@@ -95,7 +101,9 @@ export async function* answer(deps: ChatDeps, exchange: Exchange, request: Answe
   } catch (err) {
     if (!(err instanceof ModelCallFailed)) throw err;
     const error = failureError(deps, exchange, err);
-    await release(deps, exchange, error instanceof ExchangeCancelled ? "cancelled by the client" : `model call failed (${error.code})`);
+    const cancelled = error instanceof ExchangeCancelled;
+    // A model's failure is counted (GET /admin/usage's failed exchanges), uncharged, with the refund.
+    await release(deps, exchange, cancelled ? "cancelled by the client" : `model call failed (${error.code})`, cancelled ? [] : [failureRecord(deps, exchange, err)]);
     throw error;
   } finally {
     clearInterval(renewal);
@@ -136,6 +144,8 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
       messageId: stored.messageId,
       credits: model.credits,
       kind: "message",
+      keyId: exchange.charge.keyId,
+      firstTokenMs: whole.timing.firstTokenMs ?? null,
       inputTokens: whole.tokens.input,
       outputTokens: whole.tokens.output,
       tokensEstimated: whole.tokens.estimated,
@@ -153,10 +163,31 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
   }
 }
 
+/** The usage record of a failed model call: no credits, no tokens. */
+function failureRecord(deps: ChatDeps, exchange: Exchange, failed: ModelCallFailed): Step {
+  const { userId, at, keyId } = exchange.charge;
+  return usageEventStatement(deps.db, {
+    id: timeOrderedId("use"),
+    userId,
+    at,
+    model: failed.answering.id,
+    contextId: null,
+    messageId: null,
+    credits: 0,
+    kind: "message",
+    keyId,
+    outcome: "failed",
+    inputTokens: 0,
+    outputTokens: 0,
+    tokensEstimated: false,
+  });
+}
+
 /**
  * Releases the hold (refunds it) and the key, once; nothing after the exchange ended.
  * `statements` join the same batch: what an uncharged reply stores (a stopped or failed
- * reply in the background). Failing, it is logged, and the hold goes stale (refunded later).
+ * reply in the background, a failed call's usage record). Failing, it is logged, and the
+ * hold goes stale (refunded later).
  */
 export async function release(deps: ChatDeps, exchange: Exchange, reason: string, statements: Step[] = []): Promise<void> {
   if (exchange.ended) return;

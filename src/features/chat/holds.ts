@@ -41,7 +41,15 @@ type Value<T> = T | Placeholder;
  */
 export function holdStatement(
   db: Db,
-  hold: { id: Value<string>; userId: Value<string>; day: Value<string>; price: SQL | Value<number>; createdAtMs: Value<number>; claimKey: Value<string | null> },
+  hold: {
+    id: Value<string>;
+    userId: Value<string>;
+    day: Value<string>;
+    price: SQL | Value<number>;
+    createdAtMs: Value<number>;
+    claimKey: Value<string | null>;
+    keyId: Value<string | null>;
+  },
 ) {
   return db.insert(creditHolds).select(
     db
@@ -53,6 +61,7 @@ export function holdStatement(
         createdAt: sql<Date>`${hold.createdAtMs}`.as("created_at"),
         renewedAt: sql<Date>`${hold.createdAtMs}`.as("renewed_at"),
         claimKey: sql<string | null>`${hold.claimKey}`.as("claim_key"),
+        keyId: sql<string | null>`${hold.keyId}`.as("key_id"),
       })
       .from(sql`(select 1)`)
       .where(sql`changes() > 0`),

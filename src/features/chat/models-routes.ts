@@ -1,6 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/http/router";
 import { errorResponses } from "../../platform/http/error-responses";
+import { eq } from "drizzle-orm";
+import { optionalAuth } from "../../platform/auth/credentials";
+import { planIncludes } from "../../platform/plans";
+import { users } from "../../../schema/index";
 import { measuredSpeeds, MIN_SPEED_SAMPLES, SPEED_SAMPLES, SPEED_WINDOW_DAYS, speedLabel, speedOf } from "./model-speed";
 
 const ModelSchema = z
@@ -28,6 +32,7 @@ const ModelSchema = z
         tokensPerSecond: z.number().nullable().openapi({ example: 48.5, description: "Median output tokens per second; null without data" }),
       })
       .openapi({ description: "This model's speed on this deployment, measured over its recent exchanges" }),
+    inPlan: z.boolean().openapi({ description: "Whether the caller's plan includes it (PLANS): with credentials, the caller's plan; without, the default plan. A model outside it answers 403 model_not_in_plan" }),
   })
   .openapi("Model");
 
@@ -35,7 +40,9 @@ const listModels = createRoute({
   method: "get",
   path: "/models",
   tags: ["chat"],
-  summary: "The chat models, whether this server can reach them, their prices and measured speed",
+  summary: "The chat models, whether this server can reach them, their prices and measured speed, and which the caller's plan includes",
+  description: "Public. With credentials (optional), `inPlan` is about the caller's plan; bad credentials are a 401 as anywhere.",
+  middleware: [optionalAuth] as const,
   responses: {
     200: { description: "Every model", content: { "application/json": { schema: z.array(ModelSchema) } } },
     ...errorResponses(),
@@ -43,8 +50,13 @@ const listModels = createRoute({
 });
 
 export const modelRoutes = createRouter().openapi(listModels, async (c) => {
-  const { db, models, now } = c.get("deps");
-  const speeds = await measuredSpeeds(db, models, now());
+  const { db, models, now, config } = c.get("deps");
+  const userId = c.get("principal")?.userId;
+  const [speeds, account] = await Promise.all([
+    measuredSpeeds(db, models, now()),
+    userId === undefined ? undefined : db.select({ planId: users.planId }).from(users).where(eq(users.id, userId)).then((rows) => rows[0]),
+  ]);
+  const plan = config.plans.of(account?.planId);
   const list = models.list().map((m) => {
     const measured = speedOf(speeds, m.id);
     return {
@@ -61,6 +73,7 @@ export const modelRoutes = createRouter().openapi(listModels, async (c) => {
       tools: m.tools,
       fallbacks: [...m.fallbacks],
       measured,
+      inPlan: planIncludes(plan, m.id),
     };
   });
   return c.json(list, 200);

@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { ensureUserStep } from "../../platform/auth/users";
 import { timeOrderedId } from "../../platform/encoding";
@@ -6,7 +6,8 @@ import { Batch, bind, firstRow, perDb, selectTemplate, step, template, type Resu
 import type { DomainError } from "../../platform/errors";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditDays, users } from "../../../schema/index";
-import { creditsFor, debitStatement, describeWait, secondsUntil, utcDay } from "../account/credits";
+import { creditsFor, debitStatement, describeWait, GRANT_DAY, secondsUntil, utcDay } from "../account/credits";
+import { dayAllowance, entitlementRefusal, entitlementValues, grantAllowance, hasKeyLimits, keyCreditsUsed, keyGuards, type Entitlement } from "./entitlements";
 import { CreditsUsedUp, IdempotencyKeyInUse, IdempotencyKeyReused, ModelUnavailable, PriceOverAllowance } from "./errors";
 import type { ChatDeps, Exchange } from "./exchange";
 import { HOLD_MARGIN_MS, holdStatement, releaseStaleStatements, staleBefore } from "./holds";
@@ -31,9 +32,17 @@ function defaultModelPrice(): SQL {
   )}) p on p.key = json_extract(u.preferences, '$.defaultModel') where u.id = ${sql.placeholder("userId")})`;
 }
 
+/** The id of the user's default model in SQL, as defaultModelPrice picks it (for the plan's and a key's models). */
+function defaultModelId(): SQL {
+  return sql`(select case when p.key is null then ${sql.placeholder("fallbackModel")} else p.key end from users u left join json_each(${sql.placeholder(
+    "prices",
+  )}) p on p.key = json_extract(u.preferences, '$.defaultModel') where u.id = ${sql.placeholder("userId")})`;
+}
+
 function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
   const price = (m: RegisteredModel) => (m.available ? holdPrice(answerChain(models, m)) : null);
-  return { fallbackPrice: price(models.defaultModel()!), prices: JSON.stringify(Object.fromEntries(models.list().map((m) => [m.id, price(m)]))) };
+  const fallback = models.defaultModel()!;
+  return { fallbackPrice: price(fallback), fallbackModel: fallback.id, prices: JSON.stringify(Object.fromEntries(models.list().map((m) => [m.id, price(m)]))) };
 }
 
 /** Which guards a debit carries, besides its price: each shape is one template. */
@@ -42,9 +51,19 @@ interface DebitShape {
   claim: boolean;
   context: boolean;
   message: boolean;
+  /** An API key with limits of its own: keyGuards. */
+  key: boolean;
 }
 
-const accountFields = { used: creditDays.used, defaultModel: sql<string | null>`json_extract(${users.preferences}, '$.defaultModel')` };
+const accountFields = {
+  used: creditDays.used,
+  defaultModel: sql<string | null>`json_extract(${users.preferences}, '$.defaultModel')`,
+  planId: users.planId,
+  suspendedAt: users.suspendedAt,
+  suspendedReason: users.suspendedReason,
+  granted: sql<number>`${users.grantedCredits} - coalesce((select g.used from credit_days g where g.user_id = users.id and g.day = ${GRANT_DAY}), 0)`,
+  keyUsed: keyCreditsUsed(sql.placeholder("keyId")),
+};
 
 /**
  * The opening batch's statements, built once per handle (see perDb). The debit has a few
@@ -65,27 +84,37 @@ const openingStatements = perDb((db) => {
           and m.role = 'assistant' and (${sql.placeholder("answersQuestion")} = 0 or q.role = 'user'))`);
     }
     const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
+    const modelId = shape.defaultModel ? defaultModelId() : sql`${sql.placeholder("modelId")}`;
+    if (shape.key) guards.push(...keyGuards(modelId));
     const day = sql.placeholder("day");
-    return {
-      debit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day, price, allowance: sql.placeholder("allowance"), guards })),
-      // Right after the debit: the hold exists exactly when the debit charged.
-      hold: template(
+    const grantDay = sql.placeholder("grantDay");
+    const hold = (on: Placeholder) =>
+      template(
         holdStatement(db, {
           id: sql.placeholder("holdId"),
           userId,
-          day,
+          day: on,
           price,
           createdAtMs: sql.placeholder("createdAtMs"),
           claimKey: sql.placeholder("holdClaimKey"),
+          keyId: sql.placeholder("keyId"),
         }),
-      ),
+      );
+    // The granted credits pay only where the day's allowance did not: no hold yet.
+    const grantGuards = [...guards, sql`not exists (select 1 from credit_holds where id = ${sql.placeholder("holdId")})`];
+    return {
+      debit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day, price, allowance: dayAllowance(modelId), guards })),
+      // Right after the debit: the hold exists exactly when the debit charged.
+      hold: hold(day),
+      grantDebit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day: grantDay, price, allowance: grantAllowance(modelId), guards: grantGuards })),
+      grantHold: hold(grantDay),
     };
   }
   const stale = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
   return {
     /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
     debit(shape: DebitShape) {
-      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}`;
+      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}/${shape.key}`;
       let debit = debits.get(key);
       if (!debit) debits.set(key, (debit = prepareDebit(shape)));
       return debit;
@@ -163,15 +192,26 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   const account = results(slots.account);
   const model = explicit ?? defaultModelFor(models, account?.defaultModel);
   const chain = model.available ? answerChain(models, model, input.suits) : [model];
-  const used = results(slots.debited);
+  const plan = config.plans.of(account?.planId);
   const day = utcDay(at);
+  const keyId = input.principal.via === "api-key" ? input.principal.keyId : null;
+  const charged = { holdId, userId, at, credits: holdPrice(chain), keyId };
+  const used = results(slots.debited);
   if (used !== undefined) {
-    const charge = { holdId, userId, day, at, credits: holdPrice(chain), used, allowance: config.DAILY_CREDITS };
+    const charge = { ...charged, day, used, allowance: plan.dailyCredits };
+    return { kind: "charged", exchange: { chain, charge, claim, requestId: input.requestId, ended: false }, results };
+  }
+  const grantUsed = results(slots.grantDebited);
+  if (grantUsed !== undefined) {
+    // Paid from the granted credits: the hold is the grant's; the reply shows the day as it stands.
+    const shown = { day, used: account?.used ?? 0, allowance: plan.dailyCredits };
+    const charge = { ...charged, day: GRANT_DAY, used: grantUsed, allowance: grantUsed + (account?.granted ?? 0), shown };
     return { kind: "charged", exchange: { chain, charge, claim, requestId: input.requestId, ended: false }, results };
   }
   // Refused: give the key back, then say why.
   if (claim) await releaseClaimStatement(db, claim);
-  return { kind: "refused", error: refusal(model, chain, account?.used ?? 0, day, config.DAILY_CREDITS, at), results };
+  const entitlement: Entitlement = { suspended: account?.suspended, plan, granted: account?.granted ?? 0, keyUsed: account?.keyUsed ?? 0 };
+  return { kind: "refused", error: refusal(input.principal, model, chain, account?.used ?? 0, day, entitlement, at), results };
 }
 
 /** The opening's statements, added to the batch in the order they must run; the slots of what is read back. */
@@ -193,34 +233,54 @@ function addOpeningSteps(
   for (const release of prepared.releaseStale) batch.add(bind(release, stale));
   if (claim) batch.add(step(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS)));
   const message = requires?.message;
-  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: requires !== undefined, message: !!message });
+  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: requires !== undefined, message: !!message, key: hasKeyLimits(input.principal) });
   const values = {
     userId,
     day,
-    allowance: config.DAILY_CREDITS,
-    ...(explicit ? { price: holdPrice(answerChain(models, explicit, input.suits)) } : defaultPriceValues(models)),
+    grantDay: GRANT_DAY,
+    holdId: input.holdId,
+    ...entitlementValues(config.plans, input.principal, Date.parse(`${day}T00:00:00.000Z`)),
+    ...(explicit ? { price: holdPrice(answerChain(models, explicit, input.suits)), modelId: explicit.id } : defaultPriceValues(models)),
     ...(claim && { claimKey: claim.key, claimMarker: claim.marker }),
     ...(requires && { contextId: requires.contextId }),
     ...(message && { messageId: message.id, answersQuestion: message.answersQuestion ? 1 : 0 }),
   };
   // The day's total once charged, or nothing when the debit was refused.
+  const holdValues = { ...values, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null };
   const debited = batch.add(bind(shape.debit, values, firstRow((row) => row.used as number)));
-  batch.add(bind(shape.hold, { ...values, holdId: input.holdId, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null }));
-  const account = batch.add(
-    bind(prepared.account, { userId, day }, firstRow((row) => ({ used: row.used as number | null, defaultModel: (row.defaultModel as string | null) ?? undefined }))),
-  );
+  batch.add(bind(shape.hold, holdValues));
+  // Where the day's allowance did not cover it, the granted credits, the same way.
+  const grantDebited = batch.add(bind(shape.grantDebit, values, firstRow((row) => row.used as number)));
+  batch.add(bind(shape.grantHold, holdValues));
+  const account = batch.add(bind(prepared.account, { userId, day, keyId: values.keyId, dayStart: values.dayStart }, firstRow(accountOf)));
   const claimRead = claim && batch.add(readClaimStep(db, claim));
-  return { debited, account, claim: claimRead };
+  return { debited, grantDebited, account, claim: claimRead };
+}
+
+/** The account as the opening reads it, to explain a refusal and show the day's credits. */
+function accountOf(row: Record<keyof typeof accountFields, unknown>) {
+  return {
+    used: row.used as number | null,
+    defaultModel: (row.defaultModel as string | null) ?? undefined,
+    planId: row.planId as string | null,
+    suspended: row.suspendedAt === null ? undefined : ((row.suspendedReason as string | null) ?? null),
+    granted: Math.max(0, Number(row.granted ?? 0)),
+    keyUsed: Number(row.keyUsed ?? 0),
+  };
 }
 
 /** Why the debit charged nothing, most specific reason first. */
-function refusal(model: RegisteredModel, chain: RegisteredModel[], used: number, day: string, allowance: number, at: Date): DomainError {
+function refusal(principal: Principal, model: RegisteredModel, chain: RegisteredModel[], used: number, day: string, e: Entitlement, at: Date): DomainError {
   if (!model.available) return unavailable(model);
+  const allowance = e.plan.dailyCredits;
   const credits = creditsFor(day, used, allowance);
   const held = holdPrice(chain);
-  if (held > allowance) return new PriceOverAllowance(model.id, held, allowance);
   const wait = secondsUntil(credits.resetAt, at);
+  const refused = entitlementRefusal(principal, e, model.id, held, wait);
+  if (refused) return refused;
+  if (allowance > 0 && held > allowance && held > e.granted) return new PriceOverAllowance(model.id, held, allowance);
   const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
   const left = credits.remaining === 0 ? `all ${allowance} of today's credits are used` : `model ${model.id} costs ${costs} and ${credits.remaining} remain today`;
-  return new CreditsUsedUp(`insufficient credits: ${left}; they return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
+  const grant = e.granted === 0 ? "no granted credits are left" : `the ${e.granted} granted credits left do not cover it`;
+  return new CreditsUsedUp(`insufficient credits: ${left} and ${grant}; the day's credits return at 00:00 UTC (${credits.resetAt}, in ${describeWait(wait)})`, credits, wait);
 }

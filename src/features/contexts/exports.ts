@@ -54,7 +54,7 @@ export interface ExportDocument {
   version: typeof EXPORT_VERSION;
   exportedAt: string;
   /** GET /me/export only. */
-  profile?: Omit<Profile, "createdAt"> & { createdAt: string };
+  profile?: Omit<Profile, "createdAt" | "role"> & { createdAt: string };
   groups: ExportedGroup[];
   contexts: ExportedContext[];
   /** GET /me/export only: the live share links (their URL is added by the route). */
@@ -174,7 +174,7 @@ export async function exportAccount(db: Db, principal: Principal, now: Date, def
     db
       .select({ at: usageEvents.at, model: usageEvents.model, contextId: usageEvents.contextId, messageId: usageEvents.messageId, credits: usageEvents.credits })
       .from(usageEvents)
-      .where(and(eq(usageEvents.userId, userId), eq(usageEvents.kind, "message")))
+      .where(and(eq(usageEvents.userId, userId), eq(usageEvents.kind, "message"), eq(usageEvents.outcome, "ok")))
       .orderBy(desc(usageEvents.at), desc(usageEvents.id)),
   ]);
   const messagesOf = byContext(messageRows);
@@ -182,7 +182,7 @@ export async function exportAccount(db: Db, principal: Principal, now: Date, def
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
     exportedAt: iso(now),
-    ...(profile ? { profile: { ...profile, createdAt: iso(profile.createdAt) } } : {}),
+    ...(profile ? { profile: exportedProfile(profile) } : {}),
     groups: groupRows.map((g) => ({ id: g.id, name: g.name, createdAt: iso(g.createdAt) })),
     contexts: contextRows.map((c) => exportedContext(c, messagesOf.get(c.id) ?? [])),
     shares: shareRows.map((s) => ({ token: s.token, contextId: s.contextId, createdAt: iso(s.createdAt), expiresAt: s.expiresAt && iso(s.expiresAt) })),
@@ -221,3 +221,8 @@ const quote = (text: string) =>
     .split("\n")
     .map((line) => (line ? `> ${line}` : ">"))
     .join("\n");
+
+/** The profile as exported: what the person set and how they sign in (not their role here). */
+function exportedProfile({ role: _role, ...profile }: Profile): NonNullable<ExportDocument["profile"]> {
+  return { ...profile, createdAt: iso(profile.createdAt) };
+}

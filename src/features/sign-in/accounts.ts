@@ -6,12 +6,13 @@ import { randomId } from "../../platform/encoding";
 import { userIdFor } from "../../platform/auth/identity";
 import type { EndedSessions } from "../../platform/auth/ended-sessions";
 import type { IdentityLinks } from "../../platform/auth/identity-links";
+import { suspendedMessage, type SuspendedAccounts } from "../../platform/auth/suspended-accounts";
 import { ensureOwnIdentity, selectSignInMethods, toSignInMethod, type SignInMethodView } from "../../platform/auth/sign-in-methods";
 import { newUser } from "../../platform/auth/users";
 import { identities, sessions, users } from "../../../schema/index";
 import type { ProvenIdentity } from "./proofs";
 import { endSessionStatements } from "./sessions";
-import { admitSignUp, type SignUpDeps, type SignUpRequest } from "./sign-up";
+import { admitSignUp, type Admission, type SignUpDeps, type SignUpRequest } from "./sign-up";
 
 // Accounts and their sign-in methods. An account is created by the first sign-in of an
 // identity nobody has seen, with that identity's derived id (as a bearer token's first write
@@ -23,6 +24,14 @@ export interface AccountDeps extends SignUpDeps {
   db: Db;
   identityLinks: IdentityLinks;
   endedSessions: EndedSessions;
+  suspendedAccounts: SuspendedAccounts;
+}
+
+/** A suspended account does not sign in (403 account_suspended): from the process's copy of the suspensions. */
+async function refuseSuspended(deps: AccountDeps, userId: string, now: Date): Promise<void> {
+  const found = deps.suspendedAccounts.suspension(deps.db, userId, now);
+  const suspension = found instanceof Promise ? await found : found;
+  if (suspension) throw new DomainError("account_suspended", suspendedMessage(suspension.reason));
 }
 
 /** The row of `identities` for (issuer, subject), as a subquery: the batch that inserts it can name it. */
@@ -43,22 +52,30 @@ export async function accountFor(
   signUp: SignUpRequest = {},
 ): Promise<{ userId: string; prepare: BatchItem<"sqlite">[] }> {
   const { db } = deps;
+  let admission: Admission = { inviteId: null, planId: null };
   for (let attempt = 0; attempt < 3; attempt++) {
     const [[row], [owner]] = await db.batch([
       db.select().from(identities).where(and(eq(identities.issuer, identity.issuer), eq(identities.subject, identity.subject))).limit(1),
       db.select({ id: users.id }).from(users).where(and(eq(users.issuer, identity.issuer), eq(users.subject, identity.subject))).limit(1),
     ]);
-    if (row?.userId) return { userId: row.userId, prepare: [] };
+    if (row?.userId) {
+      await refuseSuspended(deps, row.userId, now);
+      return { userId: row.userId, prepare: [] };
+    }
     // The account's own identity, not listed yet (its account was made by a bearer token).
-    if (!row && owner) return { userId: owner.id, prepare: [ensureOwnIdentity(db, owner.id)] };
+    if (!row && owner) {
+      await refuseSuspended(deps, owner.id, now);
+      return { userId: owner.id, prepare: [ensureOwnIdentity(db, owner.id)] };
+    }
     // Nobody's account yet: a sign-up, which the policy may refuse.
-    if (attempt === 0) await admitSignUp(deps, identity, signUp, now);
+    if (attempt === 0) admission = await admitSignUp(deps, identity, signUp, now);
+    const joined = { planId: admission.planId, inviteId: admission.inviteId };
     const derived = await userIdFor(identity.issuer, identity.subject);
     if (!row) {
       return {
         userId: derived,
         prepare: [
-          db.insert(users).values(newUser(derived, identity, now)).onConflictDoNothing(),
+          db.insert(users).values({ ...newUser(derived, identity, now), ...joined }).onConflictDoNothing(),
           db.insert(identities).values(identityRow(identity, derived, true, now)).onConflictDoNothing(),
         ],
       };
@@ -67,7 +84,7 @@ export async function accountFor(
     // takes a random id and the identity becomes one of the exceptions bearer tokens consult.
     const userId = randomId("usr");
     const [, claimed] = await db.batch([
-      db.insert(users).values(newUser(userId, identity, now)),
+      db.insert(users).values({ ...newUser(userId, identity, now), ...joined }),
       db
         .update(identities)
         .set({ userId, ownId: false, label: identity.label })

@@ -37,8 +37,14 @@ export interface SignUpDeps {
 
 const HOUR_MS = 3_600_000;
 
+/** What admitted a new account: the invite it used, if any, and the plan that invite puts it on. */
+export interface Admission {
+  inviteId: string | null;
+  planId: string | null;
+}
+
 /** Throws the refusal when the policy does not admit a new account for `identity`; else uses up what admitted it. */
-export async function admitSignUp(deps: SignUpDeps, identity: ProvenIdentity, request: SignUpRequest, now: Date): Promise<void> {
+export async function admitSignUp(deps: SignUpDeps, identity: ProvenIdentity, request: SignUpRequest, now: Date): Promise<Admission> {
   const { config } = deps;
   if (config.SIGN_UP === "closed") {
     throw new DomainError("sign_up_closed", "this service is not taking new accounts: only existing accounts sign in; ask its operator for one");
@@ -50,7 +56,8 @@ export async function admitSignUp(deps: SignUpDeps, identity: ProvenIdentity, re
     if (config.TURNSTILE_SECRET_KEY) await verifyTurnstile(deps, request.turnstileToken, request.clientAddress);
     await countSignUp(deps, request.clientAddress, now);
   }
-  if (config.SIGN_UP === "invite") await useInvite(deps.db, request.inviteCode!, now);
+  if (config.SIGN_UP === "invite") return useInvite(deps.db, request.inviteCode!, now);
+  return { inviteId: null, planId: null };
 }
 
 /**
@@ -82,15 +89,16 @@ async function countSignUp(deps: SignUpDeps, address: string | undefined, now: D
 }
 
 /** Uses up one use of a live invite, by its code's SHA-256; an unknown, spent or expired code is refused. */
-async function useInvite(db: Db, code: string, now: Date): Promise<void> {
+async function useInvite(db: Db, code: string, now: Date): Promise<Admission> {
   const used = await db
     .update(invites)
     .set({ usesLeft: sql`${invites.usesLeft} - 1` })
     .where(and(sql`${invites.codeHash} = ${await sha256Hex(code.trim())}`, gt(invites.usesLeft, 0), or(isNull(invites.expiresAt), gt(invites.expiresAt, now))))
-    .returning({ id: invites.id });
+    .returning({ id: invites.id, planId: invites.planId });
   if (used.length === 0) {
     throw new DomainError("invite_invalid", "this invite code is not valid: it is mistyped, used up or expired; check it, or ask for a new one", {
       field: "inviteCode",
     });
   }
+  return { inviteId: used[0]!.id, planId: used[0]!.planId };
 }

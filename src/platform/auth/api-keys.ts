@@ -1,6 +1,6 @@
 import { and, eq, isNull, lte, or } from "drizzle-orm";
 import type { Db } from "../db";
-import { apiKeys } from "../../../schema/index";
+import { apiKeys, users } from "../../../schema/index";
 import { randomId, sha256Hex } from "../encoding";
 
 /** Every API key starts with this, which is how a Bearer credential is told from a JWT. */
@@ -28,17 +28,37 @@ export function hashApiKey(key: string): Promise<string> {
   return sha256Hex(key);
 }
 
-export interface ApiKeyOwner {
+/** What the owner of a key limited it to: credits a UTC day, and the models it may call (null: not limited). */
+export interface ApiKeyLimits {
+  dailyCreditLimit: number | null;
+  models: string[] | null;
+}
+
+export interface ApiKeyOwner extends ApiKeyLimits {
   keyId: string;
   userId: string;
   lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  /** The account's suspension, if an admin suspended it. */
+  suspendedAt: Date | null;
+  suspendedReason: string | null;
 }
 
-/** The live key with this secret, or null. One indexed read. */
+/** The live key with this secret, with its limits and its account's suspension, or null. One indexed read. */
 export async function findApiKey(db: Db, key: string): Promise<ApiKeyOwner | null> {
   const [row] = await db
-    .select({ keyId: apiKeys.id, userId: apiKeys.userId, lastUsedAt: apiKeys.lastUsedAt })
+    .select({
+      keyId: apiKeys.id,
+      userId: apiKeys.userId,
+      lastUsedAt: apiKeys.lastUsedAt,
+      expiresAt: apiKeys.expiresAt,
+      dailyCreditLimit: apiKeys.dailyCreditLimit,
+      models: apiKeys.models,
+      suspendedAt: users.suspendedAt,
+      suspendedReason: users.suspendedReason,
+    })
     .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
     .where(eq(apiKeys.hash, await hashApiKey(key)))
     .limit(1);
   return row ?? null;

@@ -8,6 +8,8 @@ import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
 import { clientKey } from "./rate-limit";
 import { InvalidTokenError, KeysUnavailable, type Identity } from "./jwt";
 import { publicOrigin } from "../http/public-origin";
+import type { Deps } from "../deps";
+import { suspendedMessage } from "./suspended-accounts";
 
 /**
  * A 401 with its RFC 6750 challenge: no error code when no credential came, else
@@ -34,7 +36,14 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
     if (credential.kind === "api-key") {
       key = await findApiKey(db, credential.value);
       if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
-      c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId });
+      if (key.suspendedAt) throw new ApiError("account_suspended", suspendedMessage(key.suspendedReason));
+      if (key.expiresAt && key.expiresAt.getTime() <= now().getTime()) {
+        throw new ApiError("api_key_expired", `this API key expired at ${key.expiresAt.toISOString()}: create a new one (POST /keys)`, {
+          headers: { "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"' },
+        });
+      }
+      const limits = { dailyCreditLimit: key.dailyCreditLimit, models: key.models };
+      c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId, limits });
     } else if (sessionTokens?.isSessionToken(credential.value)) {
       let claims: SessionClaims;
       try {
@@ -43,6 +52,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
         if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
         throw err;
       }
+      await refuseSuspended(deps, claims.userId);
       // On Node an answer from memory (no round trip); a Worker isolate reads the rows when its copy is old.
       const ended = deps.endedSessions.isEnded(db, claims.sessionId, now());
       if (ended === true || (ended !== false && (await ended))) {
@@ -66,6 +76,7 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
       if (deps.config.SIGN_UP !== "open" && !(await deps.knownAccounts.exists(db, userId, now()))) {
         throw new ApiError(deps.config.SIGN_UP === "invite" ? "invite_required" : "sign_up_closed", noAccountMessage(deps.config.SIGN_UP));
       }
+      await refuseSuspended(deps, userId);
       c.set("principal", { via: "jwt", userId, identity });
     }
   } catch (err) {
@@ -126,11 +137,27 @@ export async function countFailedAuthentication(c: Context<AppEnv>): Promise<voi
   }
 }
 
+/** 403 account_suspended for a suspended account: from the process's copy, no round trip on Node. */
+async function refuseSuspended(deps: Deps, userId: string): Promise<void> {
+  const found = deps.suspendedAccounts.suspension(deps.db, userId, deps.now());
+  const suspension = found instanceof Promise ? await found : found;
+  if (suspension) throw new ApiError("account_suspended", suspendedMessage(suspension.reason));
+}
+
 function noAccountMessage(policy: "invite" | "closed"): string {
   return policy === "invite"
     ? "this identity has no account here, and new accounts need an invite: sign up with an invite code (POST /auth/session with inviteCode), then use this token"
     : "this identity has no account here, and this service is not taking new accounts: only existing accounts sign in";
 }
+
+/**
+ * For a public endpoint that says more to a caller it knows (GET /models: the caller's
+ * plan): without credentials it runs as it does for anyone; with them, as requireAuth.
+ */
+export const optionalAuth = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.header("X-API-Key") === undefined && c.req.header("Authorization") === undefined) return next();
+  return requireAuth(c, next);
+});
 
 /** For what only a signed-in person may do (managing API keys, sessions, sign-in methods): an API key gets 403. */
 export const requireJwt = createMiddleware<AppEnv>(async (c, next) => {

@@ -18,6 +18,8 @@ export interface Identity {
   issuer: string;
   subject: string;
   email?: string;
+  /** The provider's `email_verified: true`: ADMINS may name the address. */
+  emailVerified?: boolean;
   wallet?: string;
   name?: string;
   /** The `picture` claim (social logins): a URL the profile's avatar starts as. */
@@ -321,6 +323,7 @@ function identityOf(payload: JWTPayload): Identity {
     issuer: payload.iss ?? "",
     subject: payload.sub as string,
     email: claim("email"),
+    emailVerified: payload.email_verified === true,
     wallet: claim("wallet_address") ?? claim("wallet") ?? claim("address") ?? firstWallet(payload),
     name: claim("name") ?? claim("preferred_username") ?? claim("nickname"),
     picture: typeof payload.picture === "string" && payload.picture.length <= 2048 ? payload.picture : undefined,

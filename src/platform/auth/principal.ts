@@ -1,3 +1,4 @@
+import type { ApiKeyLimits } from "./api-keys";
 import type { Identity } from "./jwt";
 import type { SignInMethod } from "./session-tokens";
 
@@ -7,4 +8,5 @@ export type Principal =
   | { via: "jwt"; userId: string; identity: Identity }
   /** An access token of one of the service's own sessions (POST /auth/session). */
   | { via: "session"; userId: string; sessionId: string; method: SignInMethod }
-  | { via: "api-key"; userId: string; keyId: string };
+  /** An API key, with what its owner limited it to. */
+  | { via: "api-key"; userId: string; keyId: string; limits?: ApiKeyLimits };

@@ -43,7 +43,8 @@ export function ensureUser(db: Db, principal: Principal, now: Date) {
 /** ensureUser as a step of a Batch (every chat message's opening), its statement built once per handle. */
 export function ensureUserStep(db: Db, principal: Principal, now: Date): Step | null {
   if (principal.via !== "jwt") return null;
-  return bind(ensureUserTemplate(db), newUser(principal.userId, principal.identity, now));
+  const user = newUser(principal.userId, principal.identity, now);
+  return bind(ensureUserTemplate(db), { ...user, emailVerified: user.emailVerified ? 1 : 0 });
 }
 
 const ensureUserTemplate = perDb((db) =>
@@ -55,6 +56,7 @@ const ensureUserTemplate = perDb((db) =>
         issuer: sql.placeholder("issuer"),
         subject: sql.placeholder("subject"),
         email: sql.placeholder("email"),
+        emailVerified: sql.placeholder("emailVerified"),
         wallet: sql.placeholder("wallet"),
         name: sql.placeholder("name"),
         avatarUrl: sql.placeholder("avatarUrl"),
@@ -79,6 +81,7 @@ export function upsertUser(db: Db, principal: JwtPrincipal, now: Date) {
       target: users.id,
       set: {
         email: sql`coalesce(excluded.email, ${users.email})`,
+        emailVerified: sql`case when excluded.email is null then ${users.emailVerified} else excluded.email_verified end`,
         wallet: sql`coalesce(excluded.wallet, ${users.wallet})`,
       },
     })
@@ -92,6 +95,7 @@ export function newUser(userId: string, identity: Identity, now: Date) {
     issuer: identity.issuer,
     subject: identity.subject,
     email: identity.email ?? null,
+    emailVerified: identity.email !== undefined && identity.emailVerified === true,
     wallet: identity.wallet ?? null,
     name: initialName(identity),
     // A social login's picture seeds the avatar on first sight; the person may change it later.

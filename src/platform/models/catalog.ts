@@ -43,6 +43,9 @@ export interface ModelEntry extends ModelTerms {
   /** The one model a message without `model` goes to (exactly one static entry has it). */
   default: boolean;
   speed?: SpeedLabel;
+  /** What the provider charges the operator, in any currency, per million tokens in and out (GET /admin/usage's cost). */
+  inputPricePerMillion?: number;
+  outputPricePerMillion?: number;
   /**
    * What the operator must do for the model to be callable, as a phrase ("set HOUSE_KEY"):
    * present when the entry lacks it; for workers-ai, what to do when the binding is absent.

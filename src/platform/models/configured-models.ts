@@ -23,7 +23,7 @@ const HttpUrl = z.string({ error: "must be a string" }).refine((v) => {
 }, "must be an absolute http:// or https:// URL");
 
 const FIELDS =
-  "id, name, description, provider, protocol, baseUrl, apiKeyEnv, upstream, credits, contextWindow, images, tools, fallbacks, default, speed, discover, prefix";
+  "id, name, description, provider, protocol, baseUrl, apiKeyEnv, upstream, credits, contextWindow, images, tools, fallbacks, default, speed, discover, prefix, inputPricePerMillion, outputPricePerMillion";
 
 const EntrySchema = z.strictObject(
   {
@@ -45,6 +45,8 @@ const EntrySchema = z.strictObject(
     fallbacks: z.array(Id, { error: "must be a list of model ids" }).max(10, "must name at most 10 models").optional(),
     default: z.boolean({ error: "must be true or false" }).optional(),
     speed: z.enum(["fast", "medium", "slow"], { error: "must be fast, medium or slow" }).optional(),
+    inputPricePerMillion: z.number({ error: "must be a number" }).min(0, "must be 0 or more").max(1_000_000).optional(),
+    outputPricePerMillion: z.number({ error: "must be a number" }).min(0, "must be 0 or more").max(1_000_000).optional(),
     discover: z.boolean({ error: "must be true or false" }).optional(),
     prefix: z.string({ error: "must be a string" }).max(50, "must be at most 50 characters").regex(/^[A-Za-z0-9._:/@+-]*$/, "must hold only letters, digits and . _ : / @ + -").optional(),
   },
@@ -204,6 +206,8 @@ function modelEntry(entry: Entry, vars: Record<string, string | undefined>, isDe
     ...terms(entry),
     default: isDefault,
     ...(entry.speed ? { speed: entry.speed } : {}),
+    ...(entry.inputPricePerMillion === undefined ? {} : { inputPricePerMillion: entry.inputPricePerMillion }),
+    ...(entry.outputPricePerMillion === undefined ? {} : { outputPricePerMillion: entry.outputPricePerMillion }),
     ...(entry.protocol === "workers-ai" ? { setup: "bind Workers AI as AI (wrangler.toml: [ai] binding = \"AI\")" } : setup ? { setup } : {}),
   };
 }

@@ -139,6 +139,8 @@ async function postCompletion({ options, url, headers }: Upstream, request: Mode
       model: options.model,
       messages: messages.map(toOpenAiMessage),
       stream,
+      // The provider's own token counts in a stream's last chunk (OpenAI, vLLM, Ollama, Groq…): kept as usage, not an estimate.
+      stream_options: stream ? { include_usage: true } : undefined,
       temperature: sampling.temperature,
       top_p: sampling.topP,
       max_tokens: sampling.maxTokens,

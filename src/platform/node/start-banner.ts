@@ -57,6 +57,7 @@ export function startBanner({ config, host, port, localLogin }: BannerFacts, add
         "  LOCAL_LOGIN=network lets a name sign in from other devices too (then anyone who can reach the port can be anyone).",
       );
     }
+    lines.push(adminLine(config));
   } else {
     const provider = config.AUTH_OIDC_ISSUER ?? config.AUTH_ISSUER ?? config.AUTH_JWKS_URL ?? "the configured key";
     const wallets = config.WALLET_SIGN_IN === "on" ? " and wallets" : "";
@@ -65,4 +66,12 @@ export function startBanner({ config, host, port, localLogin }: BannerFacts, add
   }
   lines.push("");
   return lines.join("\n");
+}
+
+/** Local mode: who the admins are, or how to become one (the operator's console, docs/operating.md). */
+function adminLine(config: Config): string {
+  const { userIds, wallets, emails } = config.admins;
+  const count = userIds.size + wallets.size + emails.size;
+  if (count > 0) return `  Admins: ${count} named by ADMINS; they open the operator's console (/admin) when signed in.`;
+  return "  No admin yet. To make yourself one: sign in, copy your account id (Settings, or GET /me's id), and start again with ADMINS=<that id>.";
 }
