@@ -6,12 +6,6 @@ import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack
 const counter = (page: Page) => page.getByRole("status", { name: /^Credits:/ });
 const creditsLeft = async (page: Page) => Number(/Credits: (\d+) of/.exec((await counter(page).getAttribute("aria-label")) ?? "")?.[1]);
 
-async function typeAndPressEnter(page: Page, text: string) {
-  const composer = page.getByRole("textbox", { name: "Message" });
-  await composer.fill(text);
-  await composer.press("Enter");
-}
-
 describe.skipIf(!hasChromium)("chatting", () => {
   let stack: Stack;
   beforeAll(async () => {
@@ -188,7 +182,10 @@ describe.skipIf(!hasChromium)("chatting", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     const dialogs: string[] = [];
-    page.on("dialog", (d) => (dialogs.push(d.message()), void d.dismiss()));
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
     await logInLocally(page, "gus");
     const attack =
       'Look: <img src=x onerror="window.__pwned=1;alert(1)"> <script>window.__pwned=2</script> ' +

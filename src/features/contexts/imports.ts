@@ -200,7 +200,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
     const idOf = new Map(c.messages.map((m) => [m.key, timeOrderedId("msg")]));
     for (const m of c.messages) {
       messageRows.push([idOf.get(m.key), contextId, m.role, m.content, m.model, m.parentKey === null ? null : idOf.get(m.parentKey), m.createdAt]);
-      m.attachmentIds?.forEach((attachmentId, position) => linkRows.push([idOf.get(m.key), attachmentId, position]));
+      for (const [position, attachmentId] of (m.attachmentIds ?? []).entries()) linkRows.push([idOf.get(m.key), attachmentId, position]);
     }
     contextRows.push([
       contextId,

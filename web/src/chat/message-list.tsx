@@ -240,6 +240,7 @@ function Versions({ message, show }: { message: ShownMessage; show: (id: string)
   const at = ids.indexOf(message.id);
   const what = message.role === "user" ? "message" : "reply";
   return (
+    // biome-ignore lint/a11y/useSemanticElements: two buttons grouped under one label, not a form's fieldset
     <div class="versions" role="group" aria-label={`Version ${at + 1} of ${ids.length}`}>
       <button type="button" class="icon-button small" aria-label={`Previous version of this ${what}`} disabled={at <= 0} onClick={() => show(ids[at - 1]!)}>
         <Icon name="left" size={16} />

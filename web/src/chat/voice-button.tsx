@@ -61,7 +61,7 @@ export function VoiceButton(props: { language: string; onTranscript: (text: stri
     recorder.ondataavailable = (e) => e.data.size > 0 && chunks.push(e.data);
     recorder.onstop = async () => {
       clearTimeout(timerRef.current);
-      stream.getTracks().forEach((t) => t.stop());
+      for (const t of stream.getTracks()) t.stop();
       setState("transcribing");
       try {
         const text = await transcribe(new Blob(chunks, { type: recorder.mimeType }), props.language);

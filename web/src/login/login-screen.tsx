@@ -12,7 +12,7 @@ const TurnstileWidget = lazy(() => import("./turnstile").then((m) => m.Turnstile
 
 function nextPath(search: string) {
   const next = new URLSearchParams(search).get("next");
-  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
+  return next?.startsWith("/") && !next.startsWith("//") ? next : "/";
 }
 
 /**

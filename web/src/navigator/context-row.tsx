@@ -42,7 +42,10 @@ export function ContextRow(props: {
           defaultValue={name}
           maxLength={200}
           ref={(el) => {
-            if (el && document.activeElement !== el) (el.focus(), el.select());
+            if (el && document.activeElement !== el) {
+              el.focus();
+              el.select();
+            }
           }}
           onKeyDown={(e) => e.key === "Escape" && props.onRename(null)}
           onBlur={(e) => props.onRename(renamed(e.currentTarget.value))}

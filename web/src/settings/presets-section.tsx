@@ -46,6 +46,7 @@ export function PresetsSection() {
       <h2 id="preset-form">{editing === "new" ? "New preset" : "Edit preset"}</h2>
       <label class="field">
         <span>Preset name</span>
+        {/* biome-ignore lint/a11y/noAutofocus: the form opens when the person asks for it; its first field takes the typing */}
         <input required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} autoFocus />
       </label>
       <label class="field">

@@ -34,6 +34,7 @@ export function UsageSection() {
               <span class="stat-value">{credits.data.remaining}</span>
               <span class="stat-label">left of {credits.data.allowance}</span>
             </div>
+            {/* biome-ignore lint/a11y/useSemanticElements: a styled bar; <meter> cannot be styled alike across browsers */}
             <div class="meter" role="meter" aria-label="Credits used today" aria-valuemin={0} aria-valuemax={credits.data.allowance} aria-valuenow={credits.data.used}>
               <span style={{ width: `${(100 * credits.data.used) / Math.max(1, credits.data.allowance)}%` }} />
             </div>
@@ -127,8 +128,10 @@ function DailyChart({ days }: { days: Array<{ day: string; used: number }> }) {
           {ticks.map((t) => (
             <span key={t} class="chart-grid" style={{ bottom: at(t) }} aria-hidden="true" />
           ))}
+          {/* biome-ignore lint/a11y/useSemanticElements: the chart's bars, laid out as a grid, read as a list of days */}
           <div class="chart-bars" role="list" aria-label="Credits used per day" style={columns}>
             {days.map((d) => (
+              // biome-ignore lint/a11y/useSemanticElements: one day's bar of the chart above
               <div key={d.day} class="chart-day" role="listitem" aria-label={`${d.day}: ${d.used} credits`} title={`${formatDay(d.day)}: ${d.used} credits`}>
                 <span class="bar" style={{ height: d.used ? `max(2px, ${at(d.used)})` : "0" }} />
               </div>

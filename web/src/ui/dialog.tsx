@@ -12,6 +12,7 @@ export function Dialog(props: { title: string; open: boolean; onClose: () => voi
     if (!props.open && dialog.open) dialog.close();
   }, [props.open]);
   return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents: a click on the backdrop closes it; Escape closes a modal <dialog> natively
     <dialog
       ref={ref}
       class="dialog"

@@ -62,7 +62,7 @@ function imageAsLink(img: HTMLImageElement) {
 /** Code blocks get a header with their language and a copy button (markup of ours, after sanitising). */
 function addCodeHeader(pre: HTMLPreElement) {
   const code = pre.firstElementChild;
-  if (!code || code.tagName !== "CODE" || pre.classList.contains("math-pending")) return;
+  if (code?.tagName !== "CODE" || pre.classList.contains("math-pending")) return;
   const doc = pre.ownerDocument;
   const block = doc.createElement("div");
   block.className = "code-block";
@@ -190,6 +190,7 @@ function MarkdownPart({ text }: { text: string }) {
     );
   }
   return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents lint/a11y/noStaticElementInteractions: one listener for the copy buttons inside, which are buttons and keep their own keys
     <div
       class="markdown"
       dangerouslySetInnerHTML={{ __html: rendered.html }}
