@@ -205,6 +205,14 @@ describe("reading attachments back with their messages", () => {
     await expectError(await h.request(`/shared/${share.token}/attachments/${image.id}`), 404);
   });
 
+  it("keeps a message's attachments when its reply runs in the background (as the web client sends)", async () => {
+    const image = await uploaded(png(), "fern.png");
+    const reply = (await (await send({ message: "In the background", model: "vision", attachments: [image.id], background: true })).json()) as { contextId: string; status: string };
+    expect(reply.status).toBe("done");
+    const context = (await (await h.request(`/contexts/${reply.contextId}`, { token })).json()) as { messages: Array<{ attachments?: Array<{ id: string }> }> };
+    expect(context.messages[0]!.attachments?.map((a) => a.id)).toEqual([image.id]);
+  });
+
   it("sends a regenerated reply the answered message's attachments again", async () => {
     const { id } = await uploaded(png(), "again.png");
     const reply = (await (await send({ message: "Once more", model: "vision", attachments: [id] })).json()) as { contextId: string; messageId: string };

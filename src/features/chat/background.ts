@@ -4,6 +4,7 @@ import { timeOrderedId } from "../../platform/encoding";
 import type { DomainError } from "../../platform/errors";
 import type { LiveEvent, LiveText, LiveTexts } from "../../platform/live-text";
 import { messages, runningReplies } from "../../../schema/index";
+import { linkAttachmentsStep } from "../attachments/attachments";
 import { contextNameFrom } from "../contexts/context-names";
 import { ContextNotFound, MessageNotFound } from "../contexts/errors";
 import { answer, creditsAfter, creditsOf, release, store, type ChatDeps } from "./exchange";
@@ -71,6 +72,7 @@ export async function placeReply(deps: ChatDeps, opened: ReadyMessage): Promise<
         : bind(prepared.touchContext, { contextId, userId, updatedAtMs: userAt.getTime(), added: 1, leafId: questionId }),
     );
     batch.add(bind(prepared.insertQuestion, { contextId, userId, userMessageId: questionId, message: placement.message, parentId: placement.parentId, userAt }));
+    if (placement.attachments?.length) batch.add(linkAttachmentsStep(questionId, userId, placement.attachments));
   }
   const running = runningStatements(deps.db);
   const model = exchange.chain[0]!.id;
@@ -146,7 +148,8 @@ async function finishReply(deps: ChatDeps, opened: ReadyMessage, placed: Placed,
   const charged = status === "done" || (status === "stopped" && text !== "");
   const credits = charged ? creditsAfter(exchange, model) : { ...creditsOf(exchange), used: creditsOf(exchange).used - exchange.charge.credits, remaining: creditsOf(exchange).remaining + exchange.charge.credits };
   const { day: _day, ...shown } = credits;
-  const reply: ChatReply = { response: text, model, contextId: placed.contextId, messageId: placed.replyId, parentId: placed.questionId, credits: shown };
+  const cut = opened.placement.cut?.length ? { attachmentsCut: opened.placement.cut } : {};
+  const reply: ChatReply = { response: text, model, contextId: placed.contextId, messageId: placed.replyId, parentId: placed.questionId, credits: shown, ...cut };
   const statements = finishRows(deps, placed, { text, model, status });
   if (charged) await store(deps, exchange, whole!, { statements, contextId: placed.contextId, messageId: placed.replyId, reply });
   else if (failure) await runFinish(deps, statements);
