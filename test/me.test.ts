@@ -301,7 +301,7 @@ describe("OpenAPI document", () => {
     const res = await h.request("/openapi.json");
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
-    expect(Object.keys(doc.paths["/me"] ?? {}).sort()).toEqual(["get", "patch"]);
+    expect(Object.keys(doc.paths["/me"] ?? {}).sort()).toEqual(["delete", "get", "patch"]);
     expect(Object.keys(doc.paths["/keys"] ?? {}).sort()).toEqual(["get", "post"]);
     expect(Object.keys(doc.paths["/keys/{id}"] ?? {})).toEqual(["delete"]);
   });
