@@ -145,6 +145,7 @@ describe("people", () => {
     const a = await h.signIn("people-ada", { email: "ada@lovelace.example" });
     const adaId = (await me(a)).id;
     expect((await h.request("/chat/send", { method: "POST", token: a, json: { message: "hi" } })).status).toBe(200);
+    h.clock.advance(1000); // bob signs up a second after ada: "newest first" has an order to show
     const b = await h.signIn("people-bob");
     const bobId = (await me(b)).id;
     await h.request(`/admin/users/${bobId}/suspend`, { method: "POST", token: boss, json: { reason: "test" } });
