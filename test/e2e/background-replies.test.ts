@@ -99,7 +99,8 @@ describe.skipIf(!hasChromium)("replies that finish without their tab, and Stop t
 
     await page.reload();
     await page.getByRole("listitem", { name: "You said" }).filter({ hasText: "what do ferns like?" }).waitFor();
-    const reply = replies(page).filter({ hasText: "Ferns like shade and damp soil." });
+    // Stop lands wherever the reply has got to: what was shown before it, at least.
+    const reply = replies(page).filter({ hasText: "Ferns like shade" });
     await reply.getByText(note).waitFor();
 
     // Regenerated: a whole reply, its second version.
