@@ -31,6 +31,7 @@ export default defineConfig({
         },
       },
       "./test/worker/vitest.config.ts",
+      "./test/worker/vitest.new-isolate.config.ts",
       {
         test: {
           name: "browser",

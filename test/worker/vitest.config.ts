@@ -64,6 +64,8 @@ export default defineConfig({
   test: {
     name: "workerd",
     include: ["./**/*.test.ts"],
+    // Run in an isolate of its own (vitest.new-isolate.config.ts): it needs one no other file has used.
+    exclude: ["./new-isolate.test.ts"],
     setupFiles: ["./apply-migrations.ts"],
     // One workerd (and one D1 database) per worker for all its files, not one per file: half
     // the project's CPU (44 s -> 22 s). Each test signs in users of its own.
