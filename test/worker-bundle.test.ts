@@ -33,10 +33,11 @@ import { createApp, OPENAPI_DOCUMENT } from "../src/app";
  * The operator's console (admins, suspension, plans, grants, invites, keys with limits, erasure,
  * the usage report) then +13.0 KiB: 753.1 KiB. GET /metrics (a 404 on Workers) and the reports
  * the HTTP edge and the chat path make into the metrics interface, a no-op there (prom-client
- * stays out): +1.4 KiB, 754.5 KiB; plans' requestsPerMinute, counted in the opening batch, +0.4 KiB: 754.9 KiB
+ * stays out): +1.4 KiB, 754.5 KiB; plans' requestsPerMinute, counted in the opening batch, +0.4 KiB: 754.9 KiB;
+ * the usage rollups the admin's report reads, +1.9 KiB: 756.8 KiB
  * (BENCHMARKS.md, "Worker bundle: metrics, plan limits, the usage rollup").
  */
-const BUDGET_KIB = 755;
+const BUDGET_KIB = 757;
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));

@@ -6,11 +6,13 @@ import type { IdentityLinks } from "../../platform/auth/identity-links";
 import { userIdFor } from "../../platform/auth/identity";
 import { apiKeys, contexts, groups, identities, messages, sessions, shares, usageEvents, users } from "../../../schema/index";
 import { endSessionStatements } from "../sign-in/sessions";
+import { eraseFromRollups } from "./usage-rollups";
 
 // ---------------------------------------------------------------------------------------
 // Erasure on request (DELETE /me, DELETE /admin/users/{id}): one batch ends every session,
 // revokes every key and deletes the person's contexts, messages (and their search entries),
-// shares, groups, profile, presets and sign-in methods; usage rows stay, pointing at nobody.
+// shares, groups, profile, presets and sign-in methods; usage rows stay, pointing at nobody
+// (and the usage rollups' rows of the person are added to the erased accounts').
 // The same identity signing in later gets a new, empty account.
 // ---------------------------------------------------------------------------------------
 
@@ -32,6 +34,7 @@ export async function eraseAccount(deps: ErasureDeps, userId: string, notFound: 
     db.delete(sessions).where(eq(sessions.userId, userId)),
     // Usage stays for the operator's totals, with nothing that points at the person.
     db.update(usageEvents).set({ userId: null, contextId: null, messageId: null, keyId: null }).where(eq(usageEvents.userId, userId)),
+    ...eraseFromRollups(db, userId),
     db.delete(apiKeys).where(eq(apiKeys.userId, userId)),
     db.delete(shares).where(eq(shares.userId, userId)),
     // Messages and contexts one by one, so that their search triggers take the entries too.
