@@ -108,16 +108,27 @@ describe("the operator's console in workerd", () => {
     expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId });
   });
 
-  it("reports usage per model on D1, as JSON and CSV", async () => {
+  it("reports usage and the replies' ratings per model and person on D1, as JSON and CSV", async () => {
     const admin = await boss();
     const user = await signIn("worker-reported");
-    expect((await post("/chat/send", user, { message: "for the report" })).status).toBe(200);
-    const report = await json<{ items: Array<{ key: string; messages: number; credits: number }> }>(call("/admin/usage?groupBy=model", { headers: admin }));
-    expect(report.items.find((r) => r.key === "svc-70b")!.messages).toBeGreaterThan(0);
+    const sent = await post("/chat/send", user, { message: "for the report" });
+    expect(sent.status).toBe(200);
+    const { contextId, messageId } = await json<{ contextId: string; messageId: string }>(sent);
+    const userId = await idOf(user);
+    type Report = { items: Array<{ key: string; messages: number; credits: number; ratingsUp: number; ratingsDown: number }> };
+    const svc = async () => (await json<Report>(call("/admin/usage?groupBy=model", { headers: admin }))).items.find((r) => r.key === "svc-70b")!;
+    const before = await svc();
+    expect(before.messages).toBeGreaterThan(0);
+    const rating = await call(`/contexts/${contextId}/messages/${messageId}/rating`, { method: "PUT", headers: { ...user, "Content-Type": "application/json" }, body: '{"rating":"down"}' });
+    expect(rating.status).toBe(200);
+    expect(await svc()).toMatchObject({ ratingsUp: before.ratingsUp, ratingsDown: before.ratingsDown + 1 });
+    const byUser = await json<Report>(call("/admin/usage?groupBy=user", { headers: admin }));
+    expect(byUser.items.find((r) => r.key === userId)).toMatchObject({ messages: 1, ratingsUp: 0, ratingsDown: 1 });
     const byDay = await json<{ items: Array<{ key: string }> }>(call("/admin/usage", { headers: admin }));
     expect(byDay.items.at(-1)!.key).toBe(new Date().toISOString().slice(0, 10));
-    const csv = await call("/admin/usage?groupBy=user&format=csv", { headers: admin });
-    expect((await csv.text()).split("\r\n")[0]).toBe("user,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost");
+    const csv = (await (await call("/admin/usage?groupBy=user&format=csv", { headers: admin })).text()).split("\r\n");
+    expect(csv[0]).toBe("user,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost,ratingsUp,ratingsDown");
+    expect(csv.find((line) => line.startsWith(`${userId},`))).toMatch(/^usr_\S+,1,1,.*,0,1$/);
   });
 
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {

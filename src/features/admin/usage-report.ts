@@ -8,7 +8,8 @@ import type { ModelEntry } from "../../platform/models/catalog";
 // query over the usage rows of the range (indexed by time), grouped by (key, model) so that
 // each model's price applies to its own tokens; titles count as the operator's tokens and
 // cost, not as messages. The medians come from a second query over the same range, run
-// beside it.
+// beside it, and the replies' thumbs up and down from a third (the usage rows of the range,
+// joined to the replies they paid for).
 // ---------------------------------------------------------------------------------------
 
 export type GroupBy = "day" | "model" | "user";
@@ -26,6 +27,9 @@ export interface UsageRow {
   medianTimeToFirstTokenMs: number | null;
   /** What the catalog's prices make of the tokens; null where no model of the group has a price. */
   cost: number | null;
+  /** Replies paid for in the range that their person rated thumbs up, and thumbs down (PUT …/rating). */
+  ratingsUp: number;
+  ratingsDown: number;
 }
 
 function keyOf(groupBy: GroupBy): SQL {
@@ -37,8 +41,8 @@ function keyOf(groupBy: GroupBy): SQL {
 /** The report for [from, to) (ms), grouped by `groupBy`; prices from the catalog's entries. */
 export async function usageReport(db: Db, range: { from: number; to: number }, groupBy: GroupBy, prices: ReadonlyMap<string, Pick<ModelEntry, "inputPricePerMillion" | "outputPricePerMillion">>): Promise<UsageRow[]> {
   const key = keyOf(groupBy);
-  // Two reads side by side: drizzle's D1 driver cannot batch raw statements with parameters.
-  const [sums, firsts] = await Promise.all([
+  // Reads side by side: drizzle's D1 driver cannot batch raw statements with parameters.
+  const [sums, firsts, ratings] = await Promise.all([
     db.all<{ key: string | null; model: string; messages: number; credits: number; input: number; output: number; estimated: number; failed: number }>(sql`
       select ${key} as key, model,
         sum(kind = 'message' and outcome = 'ok') as messages, sum(credits) as credits,
@@ -50,10 +54,11 @@ export async function usageReport(db: Db, range: { from: number; to: number }, g
       select ${key} as key, first_token_ms as ms from usage_events
       where at >= ${range.from} and at < ${range.to} and first_token_ms is not null
       order by 1, 2`),
+    ratingsOf(db, range, key),
   ]);
   const rows = new Map<string | null, UsageRow>();
   for (const r of sums) {
-    const row = rows.get(r.key) ?? { key: r.key, messages: 0, credits: 0, inputTokens: 0, outputTokens: 0, estimatedTokenRows: 0, failed: 0, medianTimeToFirstTokenMs: null, cost: null };
+    const row = rows.get(r.key) ?? { key: r.key, messages: 0, credits: 0, inputTokens: 0, outputTokens: 0, estimatedTokenRows: 0, failed: 0, medianTimeToFirstTokenMs: null, cost: null, ratingsUp: 0, ratingsDown: 0 };
     row.messages += Number(r.messages);
     row.credits += Number(r.credits);
     row.inputTokens += Number(r.input);
@@ -73,16 +78,38 @@ export async function usageReport(db: Db, range: { from: number; to: number }, g
     const row = rows.get(k);
     if (row) row.medianTimeToFirstTokenMs = list[Math.floor((list.length - 1) / 2)]!;
   }
+  for (const r of ratings) {
+    const row = rows.get(r.key);
+    if (!row) continue;
+    row.ratingsUp = Number(r.up);
+    row.ratingsDown = Number(r.down);
+  }
   return [...rows.values()].map((r) => ({ ...r, cost: r.cost === null ? null : Math.round(r.cost * 1e6) / 1e6 })).sort((a, b) => String(a.key).localeCompare(String(b.key)));
+}
+
+/**
+ * Thumbs up and down per key, on the replies the range's message rows paid for (each reply
+ * once, whatever rows name it). A rating has no time of its own: it counts on the day its
+ * reply was charged.
+ */
+function ratingsOf(db: Db, range: { from: number; to: number }, key: SQL) {
+  return db.all<{ key: string | null; up: number; down: number }>(sql`
+    select key, sum(rating = 1) as up, sum(rating = -1) as down from (
+      select distinct paid.key, messages.id, messages.rating
+      from (select ${key} as key, message_id from usage_events
+            where at >= ${range.from} and at < ${range.to} and kind = 'message' and message_id is not null) as paid
+      join messages on messages.id = paid.message_id
+      where messages.rating is not null
+    ) group by key`);
 }
 
 /** The report as CSV (RFC 4180), a header line first. */
 export function usageCsv(rows: UsageRow[], groupBy: GroupBy): string {
-  const header = [groupBy, "messages", "credits", "inputTokens", "outputTokens", "estimatedTokenRows", "failed", "medianTimeToFirstTokenMs", "cost"];
+  const header = [groupBy, "messages", "credits", "inputTokens", "outputTokens", "estimatedTokenRows", "failed", "medianTimeToFirstTokenMs", "cost", "ratingsUp", "ratingsDown"];
   const cell = (v: unknown) => {
     const text = v === null || v === undefined ? "" : String(v);
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
-  const lines = rows.map((r) => [r.key, r.messages, r.credits, r.inputTokens, r.outputTokens, r.estimatedTokenRows, r.failed, r.medianTimeToFirstTokenMs, r.cost].map(cell).join(","));
+  const lines = rows.map((r) => [r.key, r.messages, r.credits, r.inputTokens, r.outputTokens, r.estimatedTokenRows, r.failed, r.medianTimeToFirstTokenMs, r.cost, r.ratingsUp, r.ratingsDown].map(cell).join(","));
   return `${[header.join(","), ...lines].join("\r\n")}\r\n`;
 }

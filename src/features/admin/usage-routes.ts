@@ -17,6 +17,8 @@ const UsageRowSchema = z
     failed: z.number().int().openapi({ description: "Exchanges the model failed or timed out on (refunded)" }),
     medianTimeToFirstTokenMs: z.number().int().nullable().openapi({ description: "Median time to the first token of streamed replies; null without one" }),
     cost: z.number().nullable().openapi({ description: "The operator's cost from the catalog's inputPricePerMillion and outputPricePerMillion (the prices' currency); null where no model of the row has a price" }),
+    ratingsUp: z.number().int().openapi({ description: "Replies charged in the range that their person rated thumbs up (PUT …/rating), each counted on the day it was charged" }),
+    ratingsDown: z.number().int().openapi({ description: "The same, thumbs down" }),
   })
   .openapi("UsageReportRow");
 
@@ -37,7 +39,7 @@ const usageRoute = adminRoute({
       description: "The rows, by key",
       content: {
         "application/json": { schema: z.object({ from: z.string(), to: z.string(), groupBy: z.enum(["day", "model", "user"]), items: z.array(UsageRowSchema) }).openapi("UsageReport") },
-        "text/csv": { schema: z.string().openapi({ description: "groupBy,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost" }) },
+        "text/csv": { schema: z.string().openapi({ description: "groupBy,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost,ratingsUp,ratingsDown" }) },
       },
     },
   },
