@@ -2,7 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { requestId } from "hono/request-id";
+import { matchedRoutes } from "hono/route";
 import type { AppEnv, Deps } from "./platform/deps";
+import { noMetrics } from "./platform/metrics";
 import { ApiError } from "./platform/http/errors";
 import { errorBody, toHttpError } from "./platform/http/error-mapper";
 import { excerpt } from "./platform/errors";
@@ -15,6 +17,7 @@ import { contextRoutes } from "./features/contexts/contexts-routes";
 import { creditRoutes } from "./features/account/credits-routes";
 import { groupRoutes } from "./features/contexts/groups-routes";
 import { healthRoutes } from "./features/operations/health-routes";
+import { metricsRoutes } from "./features/operations/metrics-routes";
 import { keyRoutes } from "./features/account/keys-routes";
 import { meRoutes } from "./features/account/me-routes";
 import { modelRoutes } from "./features/chat/models-routes";
@@ -66,6 +69,7 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
   app.use((c, next) => (mayHaveBody(c.req.method) ? readJsonBody(c, next) : next()));
 
   app.route("/", healthRoutes);
+  app.route("/", metricsRoutes);
   app.route("/", plantRoutes);
   app.route("/", meRoutes);
   app.route("/", keyRoutes);
@@ -106,17 +110,38 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
  */
 function dependenciesAndCors(resolveDeps: DepsResolver): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    const started = performance.now();
     // Every reply, errors and preflights included: its Content-Type is what it is, never sniffed.
     c.header("X-Content-Type-Options", "nosniff");
     const deps = resolveDeps(c);
     c.set("deps", deps instanceof Promise ? await deps : deps);
-    if (c.req.method === "OPTIONS") return preflight(c, next);
+    if (c.req.method === "OPTIONS") {
+      const res = await preflight(c, next);
+      countRequest(c, started, res?.status ?? c.res.status);
+      return res;
+    }
     corsHeaders(c);
     refuseWritesToALostFile(c);
     await next();
     // docs/api.md labels JSON `application/json; charset=utf-8`; Hono's c.json() says `application/json`.
     if (c.res.headers.get("Content-Type") === "application/json") c.res.headers.set("Content-Type", JSON_UTF8);
+    countRequest(c, started, c.res.status);
   };
+}
+
+/** The route label of a request no endpoint answered (the web client's files and pages, unknown paths, 405s). */
+const NO_ROUTE = "(none)";
+
+/**
+ * Reports a request to the metrics by the pattern of the route that answered it (never the
+ * raw path, which has ids in it): the one Hono dispatched to last, unless that was a
+ * middleware of every path.
+ */
+function countRequest(c: Context<AppEnv>, started: number, status: number): void {
+  const { metrics } = c.get("deps");
+  if (metrics === noMetrics) return;
+  const route = matchedRoutes(c).at(c.req.routeIndex);
+  metrics.request(route && route.method !== "ALL" ? route.path : NO_ROUTE, c.req.method, status, (performance.now() - started) / 1000);
 }
 
 /** The document at /openapi.json: the routes' own definitions, the JSON bodies and the security schemes. */

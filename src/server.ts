@@ -11,6 +11,7 @@ import { DEFAULT_DATABASE_URL, loadOrCreateLocalKey, localKeyFile } from "./plat
 import { createNodeDeps } from "./platform/node/node-deps";
 import { serveNode } from "./platform/node/serve-node";
 import { compressJson } from "./platform/node/compress-json";
+import { promMetrics } from "./platform/node/prom-metrics";
 import { startBanner } from "./platform/node/start-banner";
 import type { LocalKey } from "./platform/auth/local-login";
 import { nextUtcMidnight } from "./features/account/credits";
@@ -46,6 +47,8 @@ async function main() {
     webDist,
     ...(lookForOllama ? { localOllama: config.OLLAMA_BASE_URL } : {}),
     baseUrl: `http://localhost:${config.PORT}`,
+    // What GET /metrics answers (prom-client); the Worker collects none.
+    metrics: promMetrics(),
   });
   await deps.models.refresh();
   logModels(deps, lookForOllama);

@@ -187,6 +187,8 @@ const ConfigSchema = z.object({
   ADMINS: z.string().default(""),
   PLANS: optionalText,
   PLANS_FILE: optionalText,
+  // The bearer token GET /metrics asks for (Node); unset, it answers loopback peers only.
+  METRICS_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, { message: "must be at least 16 characters" }),
   // The longest reply stored (characters); the rest is cut, with a note saying so.
   MAX_REPLY_CHARS: z.coerce.number().int().min(1000).max(10_000_000).default(200_000),
   // Attachments (POST /attachments): the largest image and document, in bytes, and how many

@@ -1,4 +1,5 @@
 import { LiveTexts } from "./live-text";
+import { noMetrics, type Metrics } from "./metrics";
 import type { Context } from "hono";
 import type { Config } from "./config";
 import type { BlobStore } from "./blob-store";
@@ -52,6 +53,8 @@ export interface Runtime {
   contractWallets?: ContractWallets;
   /** Replies being written in this process, for the requests that follow them (background replies). */
   liveReplies: LiveTexts;
+  /** What the operator's monitoring counts (GET /metrics on Node); a no-op where nothing collects it. */
+  metrics: Metrics;
 }
 
 /** What every request gets from its entry: the runtime plus a database handle. */
@@ -136,6 +139,8 @@ export interface RuntimeOptions {
   upstreamFetch?: UpstreamFetch;
   /** Offer the models of a local Ollama at this address (the Node server's first run, nothing configured). */
   localOllama?: string;
+  /** What the service reports for monitoring (the Node server: prom-client's); default: nothing is kept. */
+  metrics?: Metrics;
   /** The session signing key when SESSION_SIGNING_KEY is unset (Node: the one in its data folder). */
   sessionKey?: string;
   /** How old the linked identities known in memory may get before they are read again (default a minute). */
@@ -186,6 +191,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   requireTitleModel(config, models);
   return {
     liveReplies: new LiveTexts({ shared: options.liveRepliesShared ?? true }),
+    metrics: options.metrics ?? noMetrics,
     localLogin: localKey && ((name) => signLocalToken(localKey, name)),
     config,
     log,

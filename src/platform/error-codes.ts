@@ -129,6 +129,8 @@ export const ERROR_CODES = {
   storage_read_only: { status: 503 },
   storage_unavailable: { status: 503 },
   database_file_lost: { status: 503 },
+  // The operator's monitoring (GET /metrics).
+  metrics_forbidden: { status: 403 },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

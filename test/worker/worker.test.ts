@@ -8,6 +8,12 @@ describe("the Worker in workerd over D1", () => {
     expect(await res.json()).toEqual({ status: "ok" });
   });
 
+  it("collects no metrics: GET /metrics is 404, pointing at the Workers way (the Node server serves them)", async () => {
+    const res = await call("/metrics", { headers: { Accept: "application/json" } });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 404, message: expect.stringMatching(/the Worker keeps none; see docs\/operating.md/), code: "not_found" });
+  });
+
   it("keeps a plant round trip exact past 2^53", async () => {
     const auth = await signIn("alice");
     const created = await call("/plants", {

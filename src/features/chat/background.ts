@@ -153,7 +153,7 @@ async function finishReply(deps: ChatDeps, opened: ReadyMessage, placed: Placed,
   const statements = finishRows(deps, placed, { text, model, status });
   if (charged) await store(deps, exchange, whole!, { statements, contextId: placed.contextId, messageId: placed.replyId, reply });
   else if (failure) await runFinish(deps, statements);
-  else await release(deps, exchange, "stopped before the model wrote anything", statements);
+  else await release(deps, exchange, "stopped before the model wrote anything", statements, { model, outcome: "stopped" });
   return failure ? { status: "failed", error: failure, reply } : { status: status as "done" | "stopped", reply };
 }
 

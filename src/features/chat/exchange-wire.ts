@@ -49,11 +49,13 @@ export function streamError(c: Context<AppEnv>, err: unknown): HttpError {
 /**
  * Answers with server-sent events, written as `messages` yields them. A client that goes
  * away aborts `gone`, and the messages are let go (an exchange left unread is released).
- * On Workers the relay is kept alive with waitUntil.
+ * On Workers the relay is kept alive with waitUntil. Counted in the metrics' open streams while it runs.
  */
 export function sseReply(c: Context<AppEnv>, gone: AbortController, messages: AsyncGenerator<SSEMessage, void, undefined>): Response {
+  const { metrics } = c.get("deps");
   return streamSSE(c, async (sse) => {
     sse.onAbort(() => gone.abort(new DOMException("the client went away", "AbortError")));
+    metrics.streams(1);
     const relay = (async () => {
       try {
         for await (const message of messages) {
@@ -61,6 +63,7 @@ export function sseReply(c: Context<AppEnv>, gone: AbortController, messages: As
           await sse.writeSSE(message);
         }
       } finally {
+        metrics.streams(-1);
         await messages.return(undefined);
       }
     })();

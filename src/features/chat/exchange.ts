@@ -4,6 +4,7 @@ import type { Config } from "../../platform/config";
 import { Batch, step, type Db, type Step } from "../../platform/db";
 import type { DomainError } from "../../platform/errors";
 import type { Logger } from "../../platform/log";
+import type { ExchangeOutcome, Metrics } from "../../platform/metrics";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditsFor, type Credits } from "../account/credits";
 import { usageEventStatement } from "../account/usage";
@@ -31,6 +32,8 @@ export interface ChatDeps {
   log: Logger;
   /** Attachments' bytes, read into the prompt of a message that carries images. */
   blobs?: BlobStore;
+  /** What the operator's monitoring counts: each exchange's end, first token, credits and upstream errors. */
+  metrics: Metrics;
 }
 
 /** What the opening batch charged: the hold, and the day's credits right after it. */
@@ -103,7 +106,10 @@ export async function* answer(deps: ChatDeps, exchange: Exchange, request: Answe
     const error = failureError(deps, exchange, err);
     const cancelled = error instanceof ExchangeCancelled;
     // A model's failure is counted (GET /admin/usage's failed exchanges), uncharged, with the refund.
-    await release(deps, exchange, cancelled ? "cancelled by the client" : `model call failed (${error.code})`, cancelled ? [] : [failureRecord(deps, exchange, err)]);
+    await release(deps, exchange, cancelled ? "cancelled by the client" : `model call failed (${error.code})`, cancelled ? [] : [failureRecord(deps, exchange, err)], {
+      model: err.answering.id,
+      outcome: FAILURE_OUTCOMES[err.why],
+    });
     throw error;
   } finally {
     clearInterval(renewal);
@@ -157,6 +163,8 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
   try {
     await batch.run(db);
     exchange.ended = true;
+    deps.metrics.exchange(model.id, whole.stopped ? "stopped" : "ok");
+    deps.metrics.creditsSpent(model.id, model.credits);
   } catch (err) {
     await release(deps, exchange, "the exchange could not be stored");
     throw err;
@@ -183,15 +191,26 @@ function failureRecord(deps: ChatDeps, exchange: Exchange, failed: ModelCallFail
   });
 }
 
+/** How a failed model call's exchange ends, for the metrics. */
+const FAILURE_OUTCOMES: Record<ModelCallFailed["why"], ExchangeOutcome> = { failed: "failed", timeout: "timeout", credentials: "unreachable", cancelled: "cancelled" };
+
 /**
  * Releases the hold (refunds it) and the key, once; nothing after the exchange ended.
  * `statements` join the same batch: what an uncharged reply stores (a stopped or failed
  * reply in the background, a failed call's usage record). Failing, it is logged, and the
- * hold goes stale (refunded later).
+ * hold goes stale (refunded later). `ended`: how the metrics count it (default: the model
+ * asked for, refunded).
  */
-export async function release(deps: ChatDeps, exchange: Exchange, reason: string, statements: Step[] = []): Promise<void> {
+export async function release(
+  deps: ChatDeps,
+  exchange: Exchange,
+  reason: string,
+  statements: Step[] = [],
+  ended: { model: string; outcome: ExchangeOutcome } = { model: askedModel(exchange).id, outcome: "refunded" },
+): Promise<void> {
   if (exchange.ended) return;
   exchange.ended = true;
+  deps.metrics.exchange(ended.model, ended.outcome);
   const { db, log } = deps;
   const { userId, day, credits } = exchange.charge;
   const batch = new Batch();

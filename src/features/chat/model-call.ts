@@ -31,7 +31,7 @@ export interface ModelCall {
   requestId: string;
 }
 
-type CallDeps = Pick<Deps, "config" | "log">;
+type CallDeps = Pick<Deps, "config" | "log" | "metrics">;
 
 /** What a model call yields while it runs: the answering model once it has begun, then its reply in pieces. */
 export type ModelEvent = { type: "started"; model: string } | { type: "delta"; text: string } | { type: "tool-call"; call: ToolCallDelta };
@@ -86,6 +86,7 @@ export async function* callModel(deps: CallDeps, call: ModelCall): AsyncGenerato
   try {
     if (begun.pieces) {
       firstTokenAt = performance.now();
+      deps.metrics.firstToken(model.id, (firstTokenAt - begun.startedAt) / 1000);
       yield { type: "started", model: model.id };
       for (let next = begun.first!; !next.done; next = await begun.pieces.next()) {
         deadline.touch();
@@ -113,6 +114,7 @@ export async function* callModel(deps: CallDeps, call: ModelCall): AsyncGenerato
       finished = true;
       return wholeAnswer(call, { text, model, outcome, startedAt: begun.startedAt, firstTokenAt, stopped: true });
     }
+    countUpstreamError(deps, model, err, deadline);
     throw failure(err, deadline, model);
   } finally {
     deadline.clear();
@@ -172,6 +174,7 @@ async function begin(deps: CallDeps, call: ModelCall, request: Omit<ModelRequest
       return { model, deadline, startedAt, pieces, first: await pieces.next(), text: "" };
     } catch (err) {
       deadline.clear();
+      countUpstreamError(deps, model, err, deadline);
       if (i + 1 < call.chain.length && fallsBack(err, deadline)) {
         deps.log.warn("chat model failed before its first token; its fallback answers", { requestId: call.requestId, model: model.id, fallback: call.chain[i + 1]!.id, err });
         continue;
@@ -179,6 +182,23 @@ async function begin(deps: CallDeps, call: ModelCall, request: Omit<ModelRequest
       throw failure(err, deadline, model);
     }
   }
+}
+
+/**
+ * Counts a provider's failure for the metrics, by its kind: `timeout`, `credentials` (refused
+ * the server's key), `4xx`/`5xx` (an HTTP status), or `transport` (no status: unreachable,
+ * broken off, unreadable). A call the client or the person stopped is not the provider's.
+ */
+function countUpstreamError(deps: CallDeps, model: RegisteredModel, err: unknown, deadline: Deadline): void {
+  if (!deadline.timedOut && deadline.signal.aborted) return;
+  deps.metrics.upstreamError(model.provider, upstreamErrorKind(err, deadline));
+}
+
+function upstreamErrorKind(err: unknown, deadline: Deadline): string {
+  if (deadline.timedOut) return "timeout";
+  if (!(err instanceof UpstreamError) || err.status === undefined) return "transport";
+  if (err.credentialsRejected) return "credentials";
+  return `${Math.floor(err.status / 100)}xx`;
 }
 
 /** A failure before the first token that the next model of the chain may answer instead: the provider down, a 5xx, a 429, a timeout. */

@@ -45,7 +45,10 @@ export async function createNodeDeps(config: Config, options: NodeDepsOptions): 
   // This process sees its own changes to linked identities at once (the server rereads
   // them on a timer for those of other processes sharing a remote database).
   const runtime = await createRuntime(config, { ...runtimeOptions, sessionKey, identityLinksMaxAgeMs: Infinity, upstreamFetch: createUpstreamPool() });
-  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, databaseAuthToken, runtime.log, builtDatabaseThread);
+  // Each batch's latency, where metrics are collected (the Node server's).
+  const { metrics } = runtime;
+  const onBatch = options.metrics && ((seconds: number) => metrics.databaseBatch(seconds));
+  const { db, client, databaseFileProblem } = await openDatabase(databaseUrl, databaseAuthToken, runtime.log, builtDatabaseThread, onBatch);
   // What earlier runs ended stays ended: the copy of the ended sessions, and the links, read before serving.
   await Promise.all([runtime.identityLinks.load(db), runtime.endedSessions.load(db, runtime.now())]);
   const background = new Set<Promise<unknown>>();

@@ -4,6 +4,7 @@ import { createClient, type Client } from "@libsql/client";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import { dbFromLibsql } from "../db";
 import { ThreadClient } from "./database-thread";
+import { TimedClient } from "./timed-client";
 import type { Logger } from "../log";
 import { secureDataFolder } from "./data-folder";
 
@@ -12,9 +13,9 @@ const MIGRATIONS = resolve(import.meta.dirname, "../../../migrations");
 /**
  * Opens a libSQL database on Node (an embedded file, or a remote libSQL server) and brings
  * it to the latest migration in migrations/. Used by the Node server, the tests and bench.
- * `builtThread`: see ThreadClient.open.
+ * `builtThread`: see ThreadClient.open. `onBatch`: told each batch's seconds (GET /metrics).
  */
-export async function openDatabase(url: string, authToken?: string, log?: Logger, builtThread?: URL) {
+export async function openDatabase(url: string, authToken?: string, log?: Logger, builtThread?: URL, onBatch?: (seconds: number) => void) {
   const embedded = url.startsWith("file:");
   // Private to the service's own user: the folder 0700, the files 0600 (data-folder.ts).
   if (embedded) secureDataFolder(filePath(url), log);
@@ -33,6 +34,7 @@ export async function openDatabase(url: string, authToken?: string, log?: Logger
     client.close();
     client = await ThreadClient.open(filePath(url), builtThread);
   }
+  if (onBatch) client = new TimedClient(client, onBatch);
   const db = dbFromLibsql(client);
   const databaseFileProblem = embedded ? watchFileIdentity(filePath(url)) : undefined;
   return { client, db, databaseFileProblem };
