@@ -98,6 +98,13 @@ describe("admins", () => {
   });
 });
 
+describe("plans", () => {
+  it("lists the plans for the console: the built-in default without PLANS", async () => {
+    const plans = await json<{ items: unknown[] }>(h.request("/admin/plans", { token: await signInBoss() }));
+    expect(plans.items).toEqual([{ id: "default", name: "Default", dailyCredits: 500, models: "*", requestsPerMinute: null, maxApiKeys: null, default: true }]);
+  });
+});
+
 describe("suspension", () => {
   it("refuses the account's tokens, sessions, API keys and sign-ins with 403 account_suspended, records it, and lifts it", async () => {
     const boss = await signInBoss();

@@ -116,8 +116,19 @@ describe("the operator's console in workerd", () => {
     expect(report.items.find((r) => r.key === "svc-70b")!.messages).toBeGreaterThan(0);
     const byDay = await json<{ items: Array<{ key: string }> }>(call("/admin/usage", { headers: admin }));
     expect(byDay.items.at(-1)!.key).toBe(new Date().toISOString().slice(0, 10));
+    const userId = await idOf(user);
+    const byUser = await json<{ items: Array<{ key: string; name: string | null }> }>(call("/admin/usage?groupBy=user", { headers: admin }));
+    expect(byUser.items.find((r) => r.key === userId)).toMatchObject({ name: "worker-reported" });
     const csv = await call("/admin/usage?groupBy=user&format=csv", { headers: admin });
     expect((await csv.text()).split("\r\n")[0]).toBe("user,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost");
+  });
+
+  it("lists the plans of PLANS for admins (GET /admin/plans)", async () => {
+    const plans = await json<{ items: Array<{ id: string; dailyCredits: number; default: boolean }> }>(call("/admin/plans", { headers: await boss() }));
+    expect(plans.items.map((p) => p.id)).toEqual(["default", "grants-only", "elsewhere"]);
+    expect(plans.items[0]).toMatchObject({ dailyCredits: 3, default: true });
+    expect(plans.items[2]).toMatchObject({ models: ["gpt-4o"], default: false });
+    expect((await call("/admin/plans", { headers: await signIn("worker-plan-peeker") })).status).toBe(403);
   });
 
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {
