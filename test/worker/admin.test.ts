@@ -51,7 +51,7 @@ describe("the operator's console in workerd", () => {
     expect(await json(call("/credits", { headers: bad }))).toMatchObject({ error: 403, code: "account_suspended" });
     expect(await json(call("/credits", { headers: { "X-API-Key": key } }))).toMatchObject({ error: 403, code: "account_suspended" });
     const audit = await json<{ items: Array<{ action: string; targetId: string; details: unknown }> }>(call("/admin/audit?limit=1", { headers: admin }));
-    expect(audit.items[0]).toMatchObject({ action: "user.suspend", targetId: id, details: { reason: "spam" } });
+    expect(audit.items[0]).toMatchObject({ action: "user.suspend", targetId: id, targetName: "worker-spammer", details: { reason: "spam" } });
     const row = await env.DB.prepare("select suspended_reason as reason from users where id = ?").bind(id).first<{ reason: string }>();
     expect(row?.reason).toBe("spam");
     const person = await json<{ status: string }>(call(`/admin/users/${id}`, { headers: admin }));
@@ -105,7 +105,8 @@ describe("the operator's console in workerd", () => {
     const otherId = await idOf(other);
     expect((await call(`/admin/users/${otherId}`, { method: "DELETE", headers: admin })).status).toBe(204);
     const audit = await json<{ items: Array<{ action: string; targetId: string }> }>(call("/admin/audit?limit=1", { headers: admin }));
-    expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId });
+    // An erased account has no name left to show; the admin who erased it has.
+    expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId, targetName: null, actorName: "worker-boss" });
   });
 
   it("reports usage per model on D1, as JSON and CSV", async () => {
