@@ -41,7 +41,7 @@ describe("usage and cost", () => {
   it("reports per model, day and person, with failures, medians and cost, as JSON and CSV", async () => {
     const admin = await boss();
     const token = await h.signIn("reported");
-    const { id } = await json<{ id: string }>(h.request("/me", { token }));
+    const { id, name } = await json<{ id: string; name: string }>(h.request("/me", { token }));
     expect((await h.request("/chat/send", { method: "POST", token, json: { message: "one" } })).status).toBe(200);
     up.mode = "fail";
     expect((await h.request("/chat/send", { method: "POST", token, json: { message: "two" } })).status).toBe(502);
@@ -56,7 +56,9 @@ describe("usage and cost", () => {
     expect(house.cost).toBeCloseTo((house.inputTokens * 1000 + house.outputTokens * 2000) / 1_000_000, 6);
     expect(house.medianTimeToFirstTokenMs).not.toBeNull();
     const byUser = await json<Report>(h.request("/admin/usage?groupBy=user", { token: admin }));
-    expect(byUser.items.find((r) => r.key === id)).toMatchObject({ messages: 1, failed: 1, credits: 1 });
+    // By person, each row names the account too (only then: a model's row has no name).
+    expect(byUser.items.find((r) => r.key === id)).toMatchObject({ name, messages: 1, failed: 1, credits: 1 });
+    expect(house).not.toHaveProperty("name");
     const byDay = await json<Report>(h.request("/admin/usage?from=2026-11-22&to=2026-11-22", { token: admin }));
     expect(byDay.items).toEqual([expect.objectContaining({ key: "2026-11-22", messages: 2, failed: 1 })]);
 

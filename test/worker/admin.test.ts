@@ -51,7 +51,7 @@ describe("the operator's console in workerd", () => {
     expect(await json(call("/credits", { headers: bad }))).toMatchObject({ error: 403, code: "account_suspended" });
     expect(await json(call("/credits", { headers: { "X-API-Key": key } }))).toMatchObject({ error: 403, code: "account_suspended" });
     const audit = await json<{ items: Array<{ action: string; targetId: string; details: unknown }> }>(call("/admin/audit?limit=1", { headers: admin }));
-    expect(audit.items[0]).toMatchObject({ action: "user.suspend", targetId: id, details: { reason: "spam" } });
+    expect(audit.items[0]).toMatchObject({ action: "user.suspend", targetId: id, targetName: "worker-spammer", details: { reason: "spam" } });
     const row = await env.DB.prepare("select suspended_reason as reason from users where id = ?").bind(id).first<{ reason: string }>();
     expect(row?.reason).toBe("spam");
     const person = await json<{ status: string }>(call(`/admin/users/${id}`, { headers: admin }));
@@ -105,7 +105,8 @@ describe("the operator's console in workerd", () => {
     const otherId = await idOf(other);
     expect((await call(`/admin/users/${otherId}`, { method: "DELETE", headers: admin })).status).toBe(204);
     const audit = await json<{ items: Array<{ action: string; targetId: string }> }>(call("/admin/audit?limit=1", { headers: admin }));
-    expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId });
+    // An erased account has no name left to show; the admin who erased it has.
+    expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId, targetName: null, actorName: "worker-boss" });
   });
 
   it("reports usage and the replies' ratings per model and person on D1, as JSON and CSV", async () => {
@@ -129,6 +130,16 @@ describe("the operator's console in workerd", () => {
     const csv = (await (await call("/admin/usage?groupBy=user&format=csv", { headers: admin })).text()).split("\r\n");
     expect(csv[0]).toBe("user,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost,ratingsUp,ratingsDown");
     expect(csv.find((line) => line.startsWith(`${userId},`))).toMatch(/^usr_\S+,1,1,.*,0,1$/);
+    const named = await json<{ items: Array<{ key: string; name: string | null }> }>(call("/admin/usage?groupBy=user", { headers: admin }));
+    expect(named.items.find((r) => r.key === userId)).toMatchObject({ name: "worker-reported" });
+  });
+
+  it("lists the plans of PLANS for admins (GET /admin/plans)", async () => {
+    const plans = await json<{ items: Array<{ id: string; dailyCredits: number; default: boolean }> }>(call("/admin/plans", { headers: await boss() }));
+    expect(plans.items.map((p) => p.id)).toEqual(["default", "grants-only", "elsewhere"]);
+    expect(plans.items[0]).toMatchObject({ dailyCredits: 3, default: true });
+    expect(plans.items[2]).toMatchObject({ models: ["gpt-4o"], default: false });
+    expect((await call("/admin/plans", { headers: await signIn("worker-plan-peeker") })).status).toBe(403);
   });
 
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {

@@ -17,6 +17,8 @@ export type GroupBy = "day" | "model" | "user";
 export interface UsageRow {
   /** The day (YYYY-MM-DD), the model id, or the user id (null: erased accounts). */
   key: string | null;
+  /** By user only: the account's name (null: erased accounts). */
+  name?: string | null;
   messages: number;
   credits: number;
   inputTokens: number;
@@ -42,7 +44,7 @@ function keyOf(groupBy: GroupBy): SQL {
 export async function usageReport(db: Db, range: { from: number; to: number }, groupBy: GroupBy, prices: ReadonlyMap<string, Pick<ModelEntry, "inputPricePerMillion" | "outputPricePerMillion">>): Promise<UsageRow[]> {
   const key = keyOf(groupBy);
   // Reads side by side: drizzle's D1 driver cannot batch raw statements with parameters.
-  const [sums, firsts, ratings] = await Promise.all([
+  const [sums, firsts, ratings, names] = await Promise.all([
     db.all<{ key: string | null; model: string; messages: number; credits: number; input: number; output: number; estimated: number; failed: number }>(sql`
       select ${key} as key, model,
         sum(kind = 'message' and outcome = 'ok') as messages, sum(credits) as credits,
@@ -55,6 +57,7 @@ export async function usageReport(db: Db, range: { from: number; to: number }, g
       where at >= ${range.from} and at < ${range.to} and first_token_ms is not null
       order by 1, 2`),
     ratingsOf(db, range, key),
+    groupBy === "user" ? namesOfUsers(db, range) : undefined,
   ]);
   const rows = new Map<string | null, UsageRow>();
   for (const r of sums) {
@@ -84,7 +87,17 @@ export async function usageReport(db: Db, range: { from: number; to: number }, g
     row.ratingsUp = Number(r.up);
     row.ratingsDown = Number(r.down);
   }
-  return [...rows.values()].map((r) => ({ ...r, cost: r.cost === null ? null : Math.round(r.cost * 1e6) / 1e6 })).sort((a, b) => String(a.key).localeCompare(String(b.key)));
+  return [...rows.values()]
+    .map((r) => ({ ...r, ...(names ? { name: (r.key && names.get(r.key)) ?? null } : {}), cost: r.cost === null ? null : Math.round(r.cost * 1e6) / 1e6 }))
+    .sort((a, b) => String(a.key).localeCompare(String(b.key)));
+}
+
+/** The names of the accounts with usage rows in the range: the report by person shows who, not only an id. */
+async function namesOfUsers(db: Db, range: { from: number; to: number }): Promise<Map<string, string>> {
+  const rows = await db.all<{ id: string; name: string }>(sql`
+    select id, name from users
+    where id in (select distinct user_id from usage_events where at >= ${range.from} and at < ${range.to} and user_id is not null)`);
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 /**

@@ -9,6 +9,7 @@ const DAY = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a day, YYYY-MM-DD (
 const UsageRowSchema = z
   .object({
     key: z.string().nullable().openapi({ description: "The day (YYYY-MM-DD), the model id, or the user id (null: erased accounts)" }),
+    name: z.string().nullable().optional().openapi({ description: "With groupBy=user only: the account's name (null: erased accounts)" }),
     messages: z.number().int().openapi({ description: "Messages answered" }),
     credits: z.number().int().openapi({ description: "Credits charged" }),
     inputTokens: z.number().int().openapi({ description: "Tokens in, titles included (the operator's)" }),
