@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser } from "playwright-core";
 import { LOCAL_ISSUER } from "../../src/platform/auth/local-login";
 import { userIdFor } from "../../src/platform/auth/identity";
 import { chromiumPath } from "../../test/e2e/support/chromium";
