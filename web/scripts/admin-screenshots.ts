@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser } from "playwright-core";
 import { LOCAL_ISSUER } from "../../src/platform/auth/local-login";
 import { userIdFor } from "../../src/platform/auth/identity";
 import { chromiumPath } from "../../test/e2e/support/chromium";
@@ -43,7 +43,8 @@ function serverEnv(upstream: FakeUpstream, admin: string, signUp: "open" | "invi
 async function sessionToken(server: ServerProcess, name: string, inviteCode?: string): Promise<string> {
   const res = await fetch(`${server.url}/auth/session`, {
     method: "POST",
-    headers: { "Content-Type": "application/json" },
+    // A browser's, for the list of signed-in devices ("Safari on macOS").
+    headers: { "Content-Type": "application/json", "User-Agent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15" },
     body: JSON.stringify({ local: { name }, ...(inviteCode ? { inviteCode } : {}) }),
   });
   if (!res.ok) throw new Error(`POST /auth/session for ${name}: ${res.status} ${await res.text()}`);

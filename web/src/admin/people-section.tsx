@@ -129,12 +129,10 @@ function PeopleTable({ rows, plans }: { rows: Person[]; plans: Plan[] | undefine
           {rows.map((p) => (
             <tr key={p.id}>
               <th scope="row">
+                {/* The account id is on the person's page (and a search finds it): here it made every row three lines. */}
                 <div class="person-cell">
                   <Avatar url={p.avatarUrl} name={p.name} />
-                  <span class="person-text">
-                    <Link href={`/admin/people/${p.id}`}>{p.name || "(no name)"}</Link>
-                    <span class="mono muted small nowrap">{p.id}</span>
-                  </span>
+                  <Link href={`/admin/people/${p.id}`}>{p.name || "(no name)"}</Link>
                 </div>
               </th>
               <td>{p.signInMethods.map((m) => METHOD_NAMES[m] ?? m).join(", ") || "none"}</td>
@@ -145,7 +143,7 @@ function PeopleTable({ rows, plans }: { rows: Person[]; plans: Plan[] | undefine
               <td class="num">{p.creditsUsedToday}</td>
               <td class="num">{p.granted}</td>
               <td class="num">{p.messages30Days}</td>
-              <td>{formatDateTime(p.lastSeenAt)}</td>
+              <td class="nowrap">{formatDateTime(p.lastSeenAt)}</td>
             </tr>
           ))}
         </tbody>
