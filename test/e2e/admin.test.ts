@@ -160,6 +160,10 @@ describe.skipIf(!hasChromium)("the Admin area", () => {
     await page.getByRole("status").filter({ hasText: "Zed’s account is erased." }).waitFor();
     expect(new URL(page.url()).pathname).toBe("/admin/people");
     await eventually("Zed gone from the list", async () => (await page.getByRole("link", { name: "Zed", exact: true }).count()) === 0);
+    // Said once: a reload of the list does not say it again.
+    await page.reload();
+    await personRow(page, "Dina").waitFor();
+    expect(await page.getByText("Zed’s account is erased.").count()).toBe(0);
     const gone = await json<{ code: string }>((await as(stack, "Ada"))(`/admin/users/${ids.Zed}`));
     expect(gone.code).toBe("user_not_found");
     await context.close();

@@ -34,7 +34,11 @@ export function PeopleSection() {
   const people = usePeople(filters);
   const plans = usePlans();
   const rows = people.data?.pages.flatMap((p) => p.items) ?? [];
-  const erased = (history.state as { erased?: string } | null)?.erased;
+  // Who was just erased (the person's page came back here saying so): said once, not again on a reload.
+  const [erased] = useState(() => (history.state as { erased?: string } | null)?.erased);
+  useEffect(() => {
+    if (erased) history.replaceState(null, "");
+  }, [erased]);
 
   return (
     <div class="stack wide-stack">
