@@ -97,3 +97,22 @@ export const creditHolds = sqliteTable(
   },
   (t) => [index("credit_holds_user_renewed_idx").on(t.userId, t.renewedAt), index("credit_holds_renewed_idx").on(t.renewedAt)],
 );
+
+/**
+ * Model calls (chat messages, regenerations, edits, /v1 completions) an account asked for in
+ * one UTC minute (`minute`: ms since the epoch / 60,000), for its plan's requestsPerMinute.
+ * Counted by the opening batch, in the same transaction as the debit it guards, so the limit
+ * holds across processes, restarts and isolates; the batch also deletes the account's earlier
+ * minutes, so an account keeps at most one row (src/features/chat/plan-rate.ts).
+ */
+export const chatMinutes = sqliteTable(
+  "chat_minutes",
+  {
+    userId: text()
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    minute: integer().notNull(),
+    count: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.minute] }), index("chat_minutes_minute_idx").on(t.minute)],
+);

@@ -1,6 +1,6 @@
 export { users, apiKeys, identities, type StoredPreferences, type StoredPreset } from "./users";
 export { plants } from "./plants";
-export { creditDays, creditHolds, usageEvents, idempotencyKeys } from "./credits";
+export { creditDays, creditHolds, usageEvents, idempotencyKeys, chatMinutes } from "./credits";
 export { groups, contexts, messages, shares, runningReplies } from "./contexts";
 export { modelTimings } from "./models";
 export { sessions, refreshTokens, walletNonces, endedSessions } from "./sessions";

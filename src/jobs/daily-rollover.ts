@@ -9,7 +9,8 @@ import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
 import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
 import { pruneTimingStatements } from "../features/chat/model-speed";
 import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
-import { creditDays, endedSessions, idempotencyKeys, refreshTokens, sessions, shares, signUpCounts, usageEvents, walletNonces } from "../../schema/index";
+import { minuteOf } from "../features/chat/plan-rate";
+import { chatMinutes, creditDays, endedSessions, idempotencyKeys, refreshTokens, sessions, shares, signUpCounts, usageEvents, walletNonces } from "../../schema/index";
 
 export interface RolloverDeps {
   db: Db;
@@ -54,6 +55,8 @@ export interface RolloverResult {
   prunedEndedSessions: number;
   /** Sign-up counts of past hours (SIGN_UPS_PER_ADDRESS_PER_HOUR). */
   prunedSignUpCounts: number;
+  /** Model calls counted in past minutes (plans' requestsPerMinute) of accounts that made none since. */
+  prunedChatMinutes: number;
   /** Uploads older than a day that no message carries, removed with their files. */
   deletedUnsentUploads: number;
 }
@@ -78,7 +81,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const stale = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
   const [oldTimings, surplusTimings] = pruneTimingStatements(db, at);
   const idleBefore = new Date(at.getTime() - deps.config.SESSION_IDLE_DAYS * 86_400_000);
-  const [, , , , , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces, ended, signUps] = await db.batch([
+  const [, , , , , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces, ended, signUps, minutes] = await db.batch([
     ...stale.first,
     stale.remove,
     db
@@ -102,6 +105,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     db.delete(walletNonces).where(lte(walletNonces.expiresAt, at)).returning({ nonce: walletNonces.nonce }),
     db.delete(endedSessions).where(lte(endedSessions.tokensExpireAt, at)).returning({ id: endedSessions.sessionId }),
     db.delete(signUpCounts).where(lte(signUpCounts.windowStart, at.getTime() - 3_600_000)).returning({ client: signUpCounts.client }),
+    db.delete(chatMinutes).where(lt(chatMinutes.minute, minuteOf(at))).returning({ minute: chatMinutes.minute }),
   ]);
   // A Worker has no background job: whatever no search has indexed yet is indexed here.
   let indexedSearchEntries = 0;
@@ -126,6 +130,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     expiredWalletNonces: nonces.length,
     prunedEndedSessions: ended.length,
     prunedSignUpCounts: signUps.length,
+    prunedChatMinutes: minutes.length,
     deletedUnsentUploads,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });

@@ -119,6 +119,7 @@ export const ERROR_CODES = {
   invite_not_found: { status: 404 },
   plan_not_found: { status: 400 },
   model_not_in_plan: { status: 403 },
+  plan_rate_limit: { status: 429 },
   api_key_credit_limit: { status: 402 },
   api_key_expired: { status: 401 },
   model_not_allowed_for_key: { status: 403 },

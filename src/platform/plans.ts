@@ -13,7 +13,7 @@ export interface Plan {
   dailyCredits: number;
   /** The model ids it includes, or every model. */
   models: string[] | "*";
-  /** Requests a minute per user; null: the deployment's RATE_LIMIT_PER_MINUTE. */
+  /** Model calls (messages, regenerations, edits, /v1 completions) an account may ask for a minute, counted in the database (src/features/chat/plan-rate.ts); null: no limit of its own (RATE_LIMIT_PER_MINUTE still counts every request). */
   requestsPerMinute: number | null;
   /** API keys an account may hold; null: the service's limit (25). */
   maxApiKeys: number | null;

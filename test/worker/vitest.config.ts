@@ -53,6 +53,8 @@ export default defineConfig({
             { id: "default", name: "Default", dailyCredits: 3, models: "*", default: true },
             { id: "grants-only", name: "Grants only", dailyCredits: 0, models: "*" },
             { id: "elsewhere", name: "Elsewhere", dailyCredits: 10, models: ["gpt-4o"] },
+            // test/worker/plans-rate.test.ts; with it, every file's messages run the opening batch that counts calls.
+            { id: "limited", name: "Limited", dailyCredits: 3, models: "*", requestsPerMinute: 2 },
           ]),
           TEST_PRIVATE_JWK: JSON.stringify(await exportJWK(privateKey)),
           SESSION_SIGNING_KEY: JSON.stringify({ ...(await exportJWK(sessionKey)), kid: "worker-test-session" }),

@@ -7,32 +7,37 @@ import { planIncludes, type Plan, type Plans } from "../../platform/plans";
 // ---------------------------------------------------------------------------------------
 // What an account may spend, as SQL for the opening batch's debit (opening.ts), and why a
 // debit that charged nothing was refused. All of it is read in the same statement that
-// debits, so it costs no round trip: the plan (its daily credits and models), the granted
-// balance, a suspension, and an API key's own limits (its models, its credits a day,
-// counted from its stored exchanges and its holds in flight).
+// debits, so it costs no round trip: the plan (its daily credits, models and model calls a
+// minute: plan-rate.ts), the granted balance, a suspension, and an API key's own limits (its
+// models, its credits a day, counted from its stored exchanges and its holds in flight).
 // ---------------------------------------------------------------------------------------
 
-/** The plans as one JSON placeholder value: `{ id: { daily, models } }`, built once per Plans. */
+/** The plans as one JSON placeholder value: `{ id: { daily, models, rpm } }`, built once per Plans. */
 const plansJson = new WeakMap<Plans, string>();
 export function plansValue(plans: Plans): string {
   let value = plansJson.get(plans);
   if (value === undefined) {
-    value = JSON.stringify(Object.fromEntries(plans.list.map((p) => [p.id, { daily: p.dailyCredits, models: p.models }])));
+    value = JSON.stringify(Object.fromEntries(plans.list.map((p) => [p.id, { daily: p.dailyCredits, models: p.models, rpm: p.requestsPerMinute }])));
     plansJson.set(plans, value);
   }
   return value;
 }
 
-/**
- * `from users u join <the account's plan> pl where u is the caller, not suspended, and the
- * plan includes the model`: what both allowances select from. `modelId` is the model asked
- * for (an SQL expression: the default model is known only in SQL).
- */
-function entitled(modelId: SQL): SQL {
+/** `from users u join <the caller's plan> pl where u is the caller`: the account's plan as `pl.value`. */
+export function callerPlan(): SQL {
   const plans = sql.placeholder("plans");
   return sql`from users u join json_each(${plans}) pl
     on pl.key = coalesce((select p2.key from json_each(${plans}) p2 where p2.key = u.plan_id), ${sql.placeholder("defaultPlan")})
-    where u.id = ${sql.placeholder("userId")} and u.suspended_at is null
+    where u.id = ${sql.placeholder("userId")}`;
+}
+
+/**
+ * The caller's plan where the caller is not suspended and the plan includes the model: what
+ * both allowances select from. `modelId` is the model asked for (an SQL expression: the
+ * default model is known only in SQL).
+ */
+function entitled(modelId: SQL): SQL {
+  return sql`${callerPlan()} and u.suspended_at is null
       and (json_extract(pl.value, '$.models') = '*' or exists (select 1 from json_each(pl.value, '$.models') m where m.value = ${modelId}))`;
 }
 
@@ -94,6 +99,8 @@ export interface Entitlement {
   granted: number;
   /** What the caller's API key spent today and holds, if it is limited. */
   keyUsed: number;
+  /** The account's model calls this minute, this one included, where its plan limits them (plan-rate.ts). */
+  callsThisMinute: number;
 }
 
 /**

@@ -11,6 +11,7 @@ import { dayAllowance, entitlementRefusal, entitlementValues, grantAllowance, ha
 import { CreditsUsedUp, IdempotencyKeyInUse, IdempotencyKeyReused, ModelUnavailable, PriceOverAllowance } from "./errors";
 import type { ChatDeps, Exchange } from "./exchange";
 import { HOLD_MARGIN_MS, holdStatement, releaseStaleStatements, staleBefore } from "./holds";
+import { callsThisMinute, countCallStatements, minuteOf, planRateRefusal, plansLimitCalls, withinPlanRate } from "./plan-rate";
 import { claimHeldGuard, claimState, claimStatement, newClaim, readClaimStep, releaseClaimStatement, type IdempotencyClaim } from "./idempotency";
 import { answerChain, defaultModelFor, holdPrice, requireModel, unavailable } from "./model-chain";
 
@@ -53,6 +54,8 @@ interface DebitShape {
   message: boolean;
   /** An API key with limits of its own: keyGuards. */
   key: boolean;
+  /** A plan limits model calls a minute: withinPlanRate. */
+  rate: boolean;
 }
 
 const accountFields = {
@@ -63,6 +66,7 @@ const accountFields = {
   suspendedReason: users.suspendedReason,
   granted: sql<number>`${users.grantedCredits} - coalesce((select g.used from credit_days g where g.user_id = users.id and g.day = ${GRANT_DAY}), 0)`,
   keyUsed: keyCreditsUsed(sql.placeholder("keyId")),
+  calls: callsThisMinute(),
 };
 
 /**
@@ -86,6 +90,7 @@ const openingStatements = perDb((db) => {
     const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
     const modelId = shape.defaultModel ? defaultModelId() : sql`${sql.placeholder("modelId")}`;
     if (shape.key) guards.push(...keyGuards(modelId));
+    if (shape.rate) guards.push(withinPlanRate());
     const day = sql.placeholder("day");
     const grantDay = sql.placeholder("grantDay");
     const hold = (on: Placeholder) =>
@@ -114,13 +119,15 @@ const openingStatements = perDb((db) => {
   return {
     /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
     debit(shape: DebitShape) {
-      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}/${shape.key}`;
+      const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}/${shape.key}/${shape.rate}`;
       let debit = debits.get(key);
       if (!debit) debits.set(key, (debit = prepareDebit(shape)));
       return debit;
     },
     /** The user's abandoned holds, released before the claim and the debit. */
     releaseStale: [...stale.first, stale.remove].map((statement) => template(statement)),
+    /** This model call counted in the account's minute, where a plan limits them (plan-rate.ts). */
+    countCall: countCallStatements(db).map((statement) => template(statement)),
     /** The day's total (to explain a refusal) and the user's default model, in one read. */
     account: selectTemplate(
       accountFields,
@@ -210,7 +217,7 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   }
   // Refused: give the key back, then say why.
   if (claim) await releaseClaimStatement(db, claim);
-  const entitlement: Entitlement = { suspended: account?.suspended, plan, granted: account?.granted ?? 0, keyUsed: account?.keyUsed ?? 0 };
+  const entitlement: Entitlement = { suspended: account?.suspended, plan, granted: account?.granted ?? 0, keyUsed: account?.keyUsed ?? 0, callsThisMinute: account?.calls ?? 0 };
   return { kind: "refused", error: refusal(input.principal, model, chain, account?.used ?? 0, day, entitlement, at), results };
 }
 
@@ -233,10 +240,12 @@ function addOpeningSteps(
   for (const release of prepared.releaseStale) batch.add(bind(release, stale));
   if (claim) batch.add(step(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS)));
   const message = requires?.message;
-  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: requires !== undefined, message: !!message, key: hasKeyLimits(input.principal) });
+  const rate = plansLimitCalls(config.plans);
+  const shape = prepared.debit({ defaultModel: !explicit, claim: !!claim, context: requires !== undefined, message: !!message, key: hasKeyLimits(input.principal), rate });
   const values = {
     userId,
     day,
+    minute: minuteOf(at),
     grantDay: GRANT_DAY,
     holdId: input.holdId,
     ...entitlementValues(config.plans, input.principal, Date.parse(`${day}T00:00:00.000Z`)),
@@ -245,6 +254,7 @@ function addOpeningSteps(
     ...(requires && { contextId: requires.contextId }),
     ...(message && { messageId: message.id, answersQuestion: message.answersQuestion ? 1 : 0 }),
   };
+  if (rate) for (const count of prepared.countCall) batch.add(bind(count, values));
   // The day's total once charged, or nothing when the debit was refused.
   const holdValues = { ...values, createdAtMs: at.getTime(), holdClaimKey: claim ? claim.key : null };
   const debited = batch.add(bind(shape.debit, values, firstRow((row) => row.used as number)));
@@ -252,7 +262,7 @@ function addOpeningSteps(
   // Where the day's allowance did not cover it, the granted credits, the same way.
   const grantDebited = batch.add(bind(shape.grantDebit, values, firstRow((row) => row.used as number)));
   batch.add(bind(shape.grantHold, holdValues));
-  const account = batch.add(bind(prepared.account, { userId, day, keyId: values.keyId, dayStart: values.dayStart }, firstRow(accountOf)));
+  const account = batch.add(bind(prepared.account, { userId, day, keyId: values.keyId, dayStart: values.dayStart, minute: values.minute }, firstRow(accountOf)));
   const claimRead = claim && batch.add(readClaimStep(db, claim));
   return { debited, grantDebited, account, claim: claimRead };
 }
@@ -266,6 +276,7 @@ function accountOf(row: Record<keyof typeof accountFields, unknown>) {
     suspended: row.suspendedAt === null ? undefined : ((row.suspendedReason as string | null) ?? null),
     granted: Math.max(0, Number(row.granted ?? 0)),
     keyUsed: Number(row.keyUsed ?? 0),
+    calls: Number(row.calls ?? 0),
   };
 }
 
@@ -276,7 +287,7 @@ function refusal(principal: Principal, model: RegisteredModel, chain: Registered
   const credits = creditsFor(day, used, allowance);
   const held = holdPrice(chain);
   const wait = secondsUntil(credits.resetAt, at);
-  const refused = entitlementRefusal(principal, e, model.id, held, wait);
+  const refused = entitlementRefusal(principal, e, model.id, held, wait) ?? planRateRefusal(e.plan, e.callsThisMinute, at);
   if (refused) return refused;
   if (allowance > 0 && held > allowance && held > e.granted) return new PriceOverAllowance(model.id, held, allowance);
   const costs = held > model.credits ? `${model.credits} credits (${held} are held in case a fallback answers)` : `${model.credits} credits`;
