@@ -62,4 +62,24 @@ describe("attachments in workerd over D1 and R2", () => {
     expect((await call(`/attachments/${id}`, { headers: auth })).status).toBe(404);
     expect(await env.ATTACHMENTS.head(await sha256(bytes))).toBeNull();
   });
+
+  it("erases a person's files from R2 with the account (DELETE /me), but keeps one another person's upload shares", async () => {
+    const leaver = await signIn("r2-leaver");
+    const stayer = await signIn("r2-stayer");
+    const own = new Uint8Array(new TextEncoder().encode("only the leaver uploaded this, in workerd"));
+    const shared = png(300);
+    expect((await upload(leaver, own, "own.txt")).status).toBe(201);
+    expect((await upload(leaver, shared, "shared.png")).status).toBe(201);
+    const { id: kept } = (await (await upload(stayer, shared, "mine-too.png")).json()) as { id: string };
+    expect(await env.ATTACHMENTS.head(await sha256(own))).not.toBeNull();
+
+    const { id } = (await (await call("/me", { headers: leaver })).json()) as { id: string };
+    const erased = await call("/me", { method: "DELETE", headers: { ...leaver, "Content-Type": "application/json" }, body: JSON.stringify({ confirm: id }) });
+    expect(erased.status).toBe(204);
+    expect(await env.ATTACHMENTS.head(await sha256(own))).toBeNull();
+    expect(await env.ATTACHMENTS.head(await sha256(shared))).not.toBeNull();
+    const file = await call(`/attachments/${kept}`, { headers: stayer });
+    expect(file.status).toBe(200);
+    expect(new Uint8Array(await file.arrayBuffer())).toEqual(shared);
+  });
 });
