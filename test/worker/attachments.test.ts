@@ -1,5 +1,11 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { sweepUnnamedFiles } from "../../src/features/attachments/file-sweep";
+import { dbFromD1 } from "../../src/platform/db";
+import { createLogger } from "../../src/platform/log";
+import { r2BlobStore } from "../../src/platform/worker/r2-blob-store";
+import worker from "../../src/worker";
 import { pdf, png, svg } from "../support/files";
 import { call, signIn } from "./support";
 
@@ -81,5 +87,29 @@ describe("attachments in workerd over D1 and R2", () => {
     const file = await call(`/attachments/${kept}`, { headers: stayer });
     expect(file.status).toBe(200);
     expect(new Uint8Array(await file.arrayBuffer())).toEqual(shared);
+  });
+
+  it("sweeps R2 objects that no row names in the daily job, a bounded part per run, on from where the last stopped", async () => {
+    const auth = await signIn("r2-sweeper");
+    // An object whose row is gone, as a crash between the row's deletion and the object's leaves it.
+    const orphan = new Uint8Array(new TextEncoder().encode("an R2 object whose row is gone"));
+    await env.ATTACHMENTS.put(await sha256(orphan), orphan);
+    const named = new Uint8Array(new TextEncoder().encode("an R2 object its row still names"));
+    expect((await upload(auth, named, "named.txt")).status).toBe(201);
+    const later = new Date(Date.now() + 2 * 3600_000); // both objects are then over an hour old
+
+    // A run bounded to one object stops there and says where.
+    const deps = { db: dbFromD1(env.DB), log: createLogger("error"), blobs: r2BlobStore(env.ATTACHMENTS) };
+    expect(await sweepUnnamedFiles(deps, later, 1)).toMatchObject({ examinedFiles: 1 });
+    const position = await env.DB.prepare("select position from job_cursors where name = 'attachment-files'").first<string>("position");
+    expect(position).toMatch(/^[0-9a-f]{64}$/);
+
+    // The daily job goes on from there to the end of the bucket, and the next pass starts over.
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: later.getTime(), cron: "0 0 * * *" }), env as never, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(await env.ATTACHMENTS.head(await sha256(orphan))).toBeNull();
+    expect(await env.ATTACHMENTS.head(await sha256(named))).not.toBeNull();
+    expect(await env.DB.prepare("select count(*) as n from job_cursors").first<number>("n")).toBe(0);
   });
 });
