@@ -303,13 +303,16 @@ export async function deleteUnsentUploads(deps: FileDeps, now: Date): Promise<nu
   return deleted.length;
 }
 
-/** Deletes every attachment of a person and the files no one else's upload keeps (the account's erasure calls this). */
-export async function deleteAttachmentsOf(deps: FileDeps, userId: string): Promise<void> {
-  const [, deleted] = await deps.db.batch([
-    deps.db.delete(messageAttachments).where(sql`${messageAttachments.attachmentId} in (select id from ${attachments} where user_id = ${userId})`),
-    deps.db.delete(attachments).where(eq(attachments.userId, userId)).returning({ sha256: attachments.sha256 }),
-  ]);
-  await removeUnusedFiles(deps, deleted.map((r) => r.sha256));
+/**
+ * The statements that delete every attachment of a person and their links, for the batch
+ * that erases the account (src/features/account/erasure.ts); the hashes they free, whose
+ * files removeUnusedFiles then removes unless another person's upload keeps them.
+ */
+export function accountAttachmentDeletions(db: Db, userId: string) {
+  return [
+    db.delete(messageAttachments).where(sql`${messageAttachments.attachmentId} in (select id from ${attachments} where user_id = ${userId})`),
+    db.delete(attachments).where(eq(attachments.userId, userId)).returning({ sha256: attachments.sha256 }),
+  ] as const;
 }
 
 /**
