@@ -136,7 +136,7 @@ describe("the operator's console in workerd", () => {
 
   it("lists the plans of PLANS for admins (GET /admin/plans)", async () => {
     const plans = await json<{ items: Array<{ id: string; dailyCredits: number; default: boolean }> }>(call("/admin/plans", { headers: await boss() }));
-    expect(plans.items.map((p) => p.id)).toEqual(["default", "grants-only", "elsewhere"]);
+    expect(plans.items.map((p) => p.id)).toEqual(["default", "grants-only", "elsewhere", "limited"]);
     expect(plans.items[0]).toMatchObject({ dailyCredits: 3, default: true });
     expect(plans.items[2]).toMatchObject({ models: ["gpt-4o"], default: false });
     expect((await call("/admin/plans", { headers: await signIn("worker-plan-peeker") })).status).toBe(403);
