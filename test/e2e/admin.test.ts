@@ -206,7 +206,7 @@ describe.skipIf(!hasChromium)("the Admin area", () => {
     const chunks: Buffer[] = [];
     for await (const chunk of await file.createReadStream()) chunks.push(chunk as Buffer);
     const lines = Buffer.concat(chunks).toString("utf8").trim().split("\r\n");
-    expect(lines[0]).toBe("model,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost");
+    expect(lines[0]).toBe("model,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost,ratingsUp,ratingsDown");
     expect(lines[1]).toMatch(/^svc-70b,2,2,/);
 
     await page.getByLabel("From (UTC)").fill("2030-01-01");
