@@ -1,12 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, must, type Profile, type Schemas } from "../api/client";
 import { applyTheme } from "../ui/theme";
-import { profileKey, profileQuery } from "./profile-read";
 
-export { profileKey };
+export const profileKey = ["me"] as const;
 
+/** The profile; its theme preference wins over this browser's copy once it arrives. */
 export function useProfile() {
-  return useQuery(profileQuery());
+  return useQuery({
+    queryKey: profileKey,
+    queryFn: async () => {
+      const profile = await must(api.GET("/me"));
+      applyTheme(profile.preferences.theme);
+      return profile;
+    },
+    staleTime: 30_000,
+  });
 }
 
 export function useUpdateProfile() {
