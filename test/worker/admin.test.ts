@@ -1,5 +1,4 @@
 import { env } from "cloudflare:workers";
-import { importJWK, SignJWT, type JWTPayload } from "jose";
 import { describe, expect, it } from "vitest";
 import { openExchange } from "../../src/features/chat/opening";
 import { parseConfig } from "../../src/platform/config";
@@ -10,19 +9,7 @@ import { call, signIn } from "./support";
 // The operator's console in workerd over D1: admins, suspension and its audit record, the
 // people list, plans and granted credits, with the grant race run on D1.
 
-async function signInWith(name: string, claims: JWTPayload): Promise<Record<string, string>> {
-  const key = await importJWK(JSON.parse(env.TEST_PRIVATE_JWK), "ES256");
-  const token = await new SignJWT({ name, ...claims })
-    .setProtectedHeader({ alg: "ES256" })
-    .setIssuer(env.AUTH_ISSUER)
-    .setAudience(env.AUTH_AUDIENCE)
-    .setSubject(`user:${name}`)
-    .setExpirationTime("10m")
-    .sign(key);
-  return { Authorization: `Bearer ${token}` };
-}
-
-const boss = () => signInWith("worker-boss", { email: "boss@worker.test", email_verified: true });
+const boss = () => signIn("worker-boss", { email: "boss@worker.test", email_verified: true });
 const json = async <T>(res: Response | Promise<Response>) => (await (await res).json()) as T;
 const post = (path: string, headers: Record<string, string>, body?: unknown) =>
   call(path, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
