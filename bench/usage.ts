@@ -3,7 +3,7 @@
 // it was: two reads over usage_events (the sums, then every time to first token for the
 // medians). Seeded in SQL: each person is active on some days (a fifth of them on ~30% of days,
 // the rest on ~3%), sending 1 to 15 messages on such a day, to three models; the rollups are
-// then filled by the migration's own INSERTs (migrations/0018_usage_rollups.sql), as the chat
+// then filled by the migration's own INSERTs (migrations/0019_usage_rollups.sql), as the chat
 // path would have filled them. Sequential requests; target: each under 200 ms.
 // npx tsx bench/usage.ts (BENCH_USAGE_USERS, BENCH_USAGE_DAYS, BENCH_USAGE_RUNS to resize;
 // BENCH_USAGE_RAW=0 leaves out the report as it was).
@@ -61,7 +61,7 @@ const events = Number((await client.execute("select count(*) as n from usage_eve
 const seedSeconds = seconds(started);
 // The rollups, filled as the migration fills them from the usage rows it finds.
 started = performance.now();
-const migration = readFileSync(resolve(import.meta.dirname, "../migrations/0018_usage_rollups.sql"), "utf8");
+const migration = readFileSync(resolve(import.meta.dirname, "../migrations/0019_usage_rollups.sql"), "utf8");
 for (const statement of migration.split("--> statement-breakpoint").filter((s) => /^\s*INSERT INTO/m.test(s))) await client.execute(statement);
 const rollupSeconds = seconds(started);
 const counts = Object.fromEntries(

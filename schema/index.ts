@@ -5,7 +5,7 @@ export { groups, contexts, messages, shares, runningReplies } from "./contexts";
 export { modelTimings } from "./models";
 export { sessions, refreshTokens, walletNonces, endedSessions } from "./sessions";
 export { invites, signUpCounts } from "./sign-up";
-export { healthProbe } from "./operations";
+export { healthProbe, jobCursors } from "./operations";
 export { attachments, messageAttachments } from "./attachments";
 export { auditEvents } from "./admin";
 export { usageDays, usageUserTotals, usageUserCumulative, usageErasedDays, FIRST_TOKEN_BUCKETS } from "./usage-rollups";

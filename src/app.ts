@@ -38,6 +38,7 @@ import { peopleRoutes } from "./features/admin/people-routes";
 import { auditRoutes } from "./features/admin/audit-routes";
 import { inviteRoutes } from "./features/admin/invites-routes";
 import { usageRoutes } from "./features/admin/usage-routes";
+import { planRoutes } from "./features/admin/plans-routes";
 
 /** How an entry hands each request its dependencies (see src/server.ts, src/worker.ts). */
 export type DepsResolver = (c: Context<AppEnv>) => Deps | Promise<Deps>;
@@ -91,6 +92,7 @@ export function createApp(resolveDeps: DepsResolver, options: { compression?: Mi
   app.route("/", auditRoutes);
   app.route("/", inviteRoutes);
   app.route("/", usageRoutes);
+  app.route("/", planRoutes);
 
   documentApi(app);
   app.route("/", docsRoutes);

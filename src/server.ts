@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createApp } from "./app";
 import { ConfigError, parseConfig, type Config } from "./platform/config";
-import { configuredAuthSource, type Runtime } from "./platform/deps";
+import { configuredAuthSource, type Deps, type Runtime } from "./platform/deps";
 import { causeChain } from "./platform/errors";
 import { configuresAModel } from "./platform/models/catalog";
 import { runDailyRollover } from "./jobs/daily-rollover";
@@ -24,26 +24,9 @@ const ENDED_SESSIONS_REREAD_MS = 10_000;
 const DEFAULT_WEB_DIST = resolve(import.meta.dirname, "../web/dist");
 
 async function main() {
-  let config: Config;
-  try {
-    config = parseConfig(process.env, { readFile: (path) => readFileSync(path, "utf8") });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = readConfig();
   const databaseUrl = config.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-
-  let localKey: LocalKey | undefined;
-  if (!configuredAuthSource(config)) {
-    if (config.NODE_ENV === "production") {
-      console.error("no identity provider is configured: set AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET");
-      process.exit(1);
-    }
-    localKey = await loadOrCreateLocalKey(localKeyFile(databaseUrl));
-  }
+  const localKey = await localLoginKey(config, databaseUrl);
   // Local login trusts a bare name, so it listens on loopback only unless HOST says otherwise.
   const host = config.HOST ?? (localKey ? "127.0.0.1" : "0.0.0.0");
 
@@ -67,9 +50,57 @@ async function main() {
     // What GET /metrics answers (prom-client); the Worker collects none.
     metrics: promMetrics(),
   });
-  const { log } = deps;
   await deps.models.refresh();
   logModels(deps, lookForOllama);
+  const stopBackground = await startBackgroundWork(deps, databaseUrl, lookForOllama);
+  const app = createApp(() => deps, { compression: compressJson() });
+
+  const server = serveNode(app.fetch, { port: config.PORT, hostname: host }, (info) => {
+    deps.baseUrl = `http://localhost:${info.port}`;
+    console.log(startBanner({ config, host, port: info.port, localLogin: localKey !== undefined }));
+    deps.log.info("listening", { url: deps.baseUrl, host, database: databaseUrl.replace(/\?.*$/, "") });
+  });
+
+  const shutdown = () => {
+    stopBackground();
+    server.close(async () => {
+      // Work that outlives its reply (a new context's title) finishes before the process exits.
+      await settled();
+      client.close();
+      process.exit(0);
+    });
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+/** The configuration from the environment; a bad one ends the process with what to fix. */
+function readConfig(): Config {
+  try {
+    return parseConfig(process.env, { readFile: (path) => readFileSync(path, "utf8") });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    process.exit(1);
+  }
+}
+
+/** Local mode's signing key when no identity provider is configured (never in production). */
+async function localLoginKey(config: Config, databaseUrl: string): Promise<LocalKey | undefined> {
+  if (configuredAuthSource(config)) return undefined;
+  if (config.NODE_ENV === "production") {
+    console.error("no identity provider is configured: set AUTH_OIDC_ISSUER, AUTH_JWKS_URL, AUTH_PUBLIC_KEY or AUTH_HS256_SECRET");
+    process.exit(1);
+  }
+  return loadOrCreateLocalKey(localKeyFile(databaseUrl));
+}
+
+/**
+ * The server's timers: model discovery, what other processes changed in a shared remote
+ * database, abandoned holds, the search index and the daily rollover. Returns their stop.
+ */
+async function startBackgroundWork(deps: Deps, databaseUrl: string, lookForOllama: boolean): Promise<() => void> {
+  const { config, log } = deps;
   // Providers' lists are read again as each falls due (Ollama every OLLAMA_REFRESH_SECONDS, others every 5 min).
   const discoveryTick = Math.min(30_000, config.OLLAMA_REFRESH_SECONDS * 1000);
   const discovery = deps.models.discovers ? setInterval(() => void deps.models.refresh().then(() => lookForOllama && logModels(deps, true, true)), discoveryTick) : undefined;
@@ -91,42 +122,30 @@ async function main() {
   setTimeout(releaseHolds, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS).unref();
   // New messages wait to be indexed for search; this indexes them a few times a second.
   const stopIndexing = keepSearchIndexed(deps);
-  const app = createApp(() => deps, { compression: compressJson() });
-
-  const server = serveNode(app.fetch, { port: config.PORT, hostname: host }, (info) => {
-    deps.baseUrl = `http://localhost:${info.port}`;
-    console.log(startBanner({ config, host, port: info.port, localLogin: localKey !== undefined }));
-    log.info("listening", { url: deps.baseUrl, host, database: databaseUrl.replace(/\?.*$/, "") });
-  });
-
-  // The same job the Worker's cron runs, at every 00:00 UTC.
-  let timer: NodeJS.Timeout;
-  const scheduleRollover = () => {
-    const now = deps.now();
-    const midnight = nextUtcMidnight(now).getTime();
-    timer = setTimeout(async () => {
-      await runDailyRollover(deps, { scheduledTime: new Date(midnight) }).catch((err) => log.error("daily rollover failed", { err }));
-      scheduleRollover();
-    }, midnight - now.getTime() + 1000);
-    timer.unref();
-  };
-  scheduleRollover();
-
-  const shutdown = () => {
-    clearTimeout(timer);
+  const stopRollover = scheduleDailyRollover(deps);
+  return () => {
     clearInterval(discovery);
     clearInterval(linksTimer);
     clearInterval(endedTimer);
     stopIndexing();
-    server.close(async () => {
-      // Work that outlives its reply (a new context's title) finishes before the process exits.
-      await settled();
-      client.close();
-      process.exit(0);
-    });
+    stopRollover();
   };
-  process.on("SIGINT", shutdown);
-  process.on("SIGTERM", shutdown);
+}
+
+/** The same job the Worker's cron runs, at every 00:00 UTC. Returns its stop. */
+function scheduleDailyRollover(deps: Deps): () => void {
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    const now = deps.now();
+    const midnight = nextUtcMidnight(now).getTime();
+    timer = setTimeout(async () => {
+      await runDailyRollover(deps, { scheduledTime: new Date(midnight) }).catch((err) => deps.log.error("daily rollover failed", { err }));
+      schedule();
+    }, midnight - now.getTime() + 1000);
+    timer.unref();
+  };
+  schedule();
+  return () => clearTimeout(timer);
 }
 
 let lastModelsLine = "";

@@ -97,6 +97,15 @@ function assetsFor(env: Env): AssetSource | undefined {
   };
 }
 
+/**
+ * pdf.js, as a module of its own beside the Worker's (wrangler.toml's `find_additional_modules`
+ * and its ESModule rule upload src/platform/worker/pdfjs-module.mjs as is): loaded when the first
+ * PDF arrives, not parsed at every isolate's start. The import is written here, in the
+ * folder of the entry, because wrangler keeps its path as written and the runtime resolves
+ * it from the bundle's root.
+ */
+const loadPdfjs = () => import("./platform/worker/pdfjs-module.mjs");
+
 // The dependencies are the same for every request of an isolate with the same bindings
 // and origin, so they are built once per pair rather than spread anew for each request.
 const dependencies = new WeakMap<Env, Map<string, Deps>>();
@@ -117,7 +126,7 @@ const app = createApp(async (c) => {
   if (!byOrigin) dependencies.set(env, (byOrigin = new Map()));
   let deps = byOrigin.get(origin);
   if (!deps) {
-    deps = { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), blobs: env.ATTACHMENTS && r2BlobStore(env.ATTACHMENTS), baseUrl: origin };
+    deps = { ...rt, db: databaseFor(env, rt), clientAddress, assets: assetsFor(env), blobs: env.ATTACHMENTS && r2BlobStore(env.ATTACHMENTS), pdfjs: loadPdfjs, baseUrl: origin };
     // Origins are few; a stranger mix is simply not kept past a handful.
     if (byOrigin.size < 16) byOrigin.set(origin, deps);
   }

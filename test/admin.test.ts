@@ -98,6 +98,13 @@ describe("admins", () => {
   });
 });
 
+describe("plans", () => {
+  it("lists the plans for the console: the built-in default without PLANS", async () => {
+    const plans = await json<{ items: unknown[] }>(h.request("/admin/plans", { token: await signInBoss() }));
+    expect(plans.items).toEqual([{ id: "default", name: "Default", dailyCredits: 500, models: "*", requestsPerMinute: null, maxApiKeys: null, default: true }]);
+  });
+});
+
 describe("suspension", () => {
   it("refuses the account's tokens, sessions, API keys and sign-ins with 403 account_suspended, records it, and lifts it", async () => {
     const boss = await signInBoss();
@@ -128,7 +135,8 @@ describe("suspension", () => {
     const person = await json<{ status: string; suspendedReason: string; sessions: unknown[] }>(h.request(`/admin/users/${spammerId}`, { token: boss }));
     expect(person).toMatchObject({ status: "suspended", suspendedReason: "sends spam", sessions: [] });
     const audit = await json<{ items: Array<{ action: string; actorId: string; targetId: string; details: unknown }> }>(h.request("/admin/audit?limit=5", { token: boss }));
-    expect(audit.items[0]).toMatchObject({ action: "user.suspend", actorId: bossId, targetId: spammerId, details: { reason: "sends spam" } });
+    // With the names the accounts have, so that the log reads who did what to whom.
+    expect(audit.items[0]).toMatchObject({ action: "user.suspend", actorId: bossId, actorName: "boss", targetId: spammerId, targetName: "spammer", details: { reason: "sends spam" } });
 
     expect((await h.request(`/admin/users/${spammerId}/unsuspend`, { method: "POST", token: boss })).status).toBe(204);
     expect((await h.request("/credits", { token: bearer })).status).toBe(200);

@@ -1,6 +1,8 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { sweepUnnamedFiles } from "../src/features/attachments/file-sweep";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
 import { attachmentsFolder } from "../src/platform/node/node-deps";
 import { expectError } from "./support/expect-error";
@@ -46,6 +48,17 @@ const storedFiles = () => {
   const root = attachmentsFolder(`file:${h.dbFile}`);
   return existsSync(root) ? readdirSync(root).flatMap((d) => readdirSync(join(root, d)).filter((f) => !f.startsWith("."))) : [];
 };
+
+/** A file put in the store without a row (what a crash leaves), last written at `storedAt`; its path. */
+async function storedOnly(text: string, storedAt: Date): Promise<string> {
+  const bytes = new TextEncoder().encode(text);
+  const hash = Buffer.from(await crypto.subtle.digest("SHA-256", bytes)).toString("hex");
+  await h.deps.blobs!.put(hash, bytes);
+  const file = join(attachmentsFolder(`file:${h.dbFile}`), hash.slice(0, 2), hash);
+  utimesSync(file, storedAt, storedAt);
+  return file;
+}
+const rowHash = async (id: string) => (await h.db.all<{ sha256: string }>(sql`select sha256 from attachments where id = ${id}`))[0]!.sha256;
 
 describe("POST /attachments", () => {
   it("takes a PNG, its type read from its bytes whatever the client says", async () => {
@@ -271,6 +284,46 @@ describe("deleting attachments", () => {
     expect((await h.request(`/contexts/${reply.contextId}`, { method: "DELETE", token })).status).toBe(204);
     await expectError(await h.request(`/attachments/${id}`, { token }), 404);
     expect(storedFiles().length).toBe(filesBefore - 1);
+  });
+
+  it("sweeps files that no row names in the daily job, once they are an hour old", async () => {
+    const at = new Date(h.clock.now().getTime() + 86_400_000);
+    // Files as a crash between a row's deletion and its file's would leave them: no row names them.
+    const leftOld = await storedOnly(`left behind ${at.getTime()}`, new Date(at.getTime() - 2 * 3600_000));
+    const leftJustNow = await storedOnly(`being uploaded ${at.getTime()}`, new Date(at.getTime() - 10 * 60_000));
+    const named = await uploaded(new TextEncoder().encode(`still named ${at.getTime()}`), "named.txt");
+    const namedFile = join(attachmentsFolder(`file:${h.dbFile}`), (await rowHash(named.id)).slice(0, 2), await rowHash(named.id));
+    utimesSync(namedFile, new Date(at.getTime() - 2 * 3600_000), new Date(at.getTime() - 2 * 3600_000));
+
+    const result = await runDailyRollover(h.deps, { scheduledTime: at });
+    expect(result.removedUnnamedFiles).toBe(1);
+    expect(result.examinedAttachmentFiles).toBe(storedFiles().length + 1);
+    expect(existsSync(leftOld)).toBe(false);
+    expect(existsSync(leftJustNow)).toBe(true); // its upload may not have written its row yet
+    expect((await h.request(`/attachments/${named.id}`, { token })).status).toBe(200);
+  });
+
+  it("sweeps a bounded part of the store per run, resuming where the last run stopped", async () => {
+    const at = new Date(h.clock.now().getTime() + 2 * 86_400_000);
+    const left = await Promise.all([1, 2, 3].map((n) => storedOnly(`left behind, part ${n} of 3`, new Date(at.getTime() - 2 * 3600_000))));
+    const total = storedFiles().length;
+    const cursor = async () => (await h.db.all<{ position: string }>(sql`select position from job_cursors where name = 'attachment-files'`))[0]?.position;
+    const first = await sweepUnnamedFiles(h.deps, at, 2);
+    expect(first.examinedFiles).toBe(2);
+    const stoppedAt = await cursor();
+    expect(stoppedAt).toMatch(/^[0-9a-f]{64}$/);
+    let examined = first.examinedFiles;
+    for (let runs = 1; (await cursor()) !== undefined && runs <= total; runs++) {
+      const before = await cursor();
+      const run = await sweepUnnamedFiles(h.deps, at, 2);
+      expect(run.examinedFiles).toBeLessThanOrEqual(2);
+      const now = await cursor();
+      if (now !== undefined) expect(now > before!).toBe(true); // on from where the last run stopped
+      examined += run.examinedFiles;
+    }
+    // One pass looked at every file once; the next run starts over (no cursor).
+    expect(examined).toBe(total);
+    for (const file of left) expect(existsSync(file)).toBe(false);
   });
 
   it("deletes uploads never sent once a day old, in the daily job", async () => {

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildWebIfNeeded } from "../web/scripts/build-if-needed.mjs";
+import { pdf } from "./support/files";
 import { devStateDir, startDevProcess, wrangler, type DevProcess } from "./support/dev-process";
 
 // The README's way of running the daily job locally, through the real `npm run dev`: the
-// Worker with its [assets] and `run_worker_first`, in workerd, over a local D1 database.
+// Worker with its [assets] and `run_worker_first`, in workerd, over a local D1 database (and
+// a PDF upload on the way, whose pdf.js is a module of its own).
 // `worker.scheduled()` alone (test/worker/chat.test.ts) cannot show that the route reaches it.
 
 const state = devStateDir();
@@ -34,6 +36,12 @@ describe("the cron trigger under npm run dev", () => {
       body: '{"name":"Repotting the monstera"}',
     });
     expect(created.status, await created.clone().text()).toBe(201);
+    // A PDF's text, read by pdf.js, which the Worker imports as a module of its own (wrangler.toml).
+    const form = new FormData();
+    form.set("file", new Blob([pdf(["Repot in spring."])]), "repot.pdf");
+    const uploaded = await fetch(`${dev.url}/attachments`, { method: "POST", headers: { Authorization: `Bearer ${token}` }, body: form });
+    expect(uploaded.status, await uploaded.clone().text()).toBe(201);
+    expect(await uploaded.json()).toMatchObject({ type: "application/pdf", pages: 1, chars: 16 });
     // Sessions work out of the box too: scripts/dev.ts hands the Worker the session key.
     const session = await fetch(`${dev.url}/auth/session`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"local":{"name":"cron"}}' });
     expect(session.status, await session.clone().text()).toBe(200);

@@ -1,8 +1,12 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
+import { fileForm, png } from "./support/files";
+import { attachmentsFolder } from "../src/platform/node/node-deps";
 
 // Erasure on request: DELETE /me (with the account's id to confirm) and an admin's DELETE
 // /admin/users/{id}: everything the person owns goes, usage stays pointing at nobody, and
@@ -68,5 +72,47 @@ describe("erasure", () => {
     const audit = await json<{ items: Array<{ action: string; targetId: string }> }>(h.request("/admin/audit?limit=1", { token: boss }));
     expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: p.id });
     await expectError(await h.request("/admin/users/usr_gone", { method: "DELETE", token: boss }), 404, undefined, "user_not_found");
+  });
+
+  it("removes the person's attachments and their files, but a file another person's upload shares stays", async () => {
+    const p = await person("uploads-then-leaves");
+    const other = await h.signIn("keeps-the-same-picture");
+    const upload = async (bytes: Uint8Array<ArrayBuffer>, name: string, token: string) => {
+      const res = await h.request("/attachments", { method: "POST", body: fileForm(bytes, name), token });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const own = new TextEncoder().encode("notes only the leaver ever uploaded");
+    const ownId = await upload(own, "notes.txt", p.token);
+    const sharedId = await upload(png(), "leaf.png", p.token);
+    const othersId = await upload(png(), "same-leaf.png", other);
+    expect((await h.request("/chat/send", { method: "POST", token: p.token, json: { message: "with files", attachments: [ownId] } })).status).toBe(200);
+    const fileOf = async (bytes: Uint8Array<ArrayBuffer>) => {
+      const hash = Buffer.from(await crypto.subtle.digest("SHA-256", bytes)).toString("hex");
+      return join(attachmentsFolder(`file:${h.dbFile}`), hash.slice(0, 2), hash);
+    };
+    expect(existsSync(await fileOf(own))).toBe(true);
+
+    expect((await h.request("/me", { method: "DELETE", token: p.token, json: { confirm: p.id } })).status).toBe(204);
+    expect(await count("attachments", "user_id", p.id)).toBe(0);
+    expect((await h.db.all<{ n: number }>(sql`select count(*) as n from message_attachments where attachment_id in (${ownId}, ${sharedId})`))[0]!.n).toBe(0);
+    expect(existsSync(await fileOf(own))).toBe(false);
+    expect(existsSync(await fileOf(png()))).toBe(true);
+    const kept = await h.request(`/attachments/${othersId}`, { token: other });
+    expect(kept.status).toBe(200);
+    expect(new Uint8Array(await kept.arrayBuffer())).toEqual(png());
+  });
+
+  it("DELETE /admin/users/{id} removes the person's files too", async () => {
+    const boss = await h.signIn("boss", { email: "boss@example.com", email_verified: true });
+    const p = await person("erased-with-a-file");
+    const bytes = new TextEncoder().encode("a file only the admin's erasure should remove");
+    expect((await h.request("/attachments", { method: "POST", body: fileForm(bytes, "mine.txt"), token: p.token })).status).toBe(201);
+    const hash = Buffer.from(await crypto.subtle.digest("SHA-256", bytes)).toString("hex");
+    const file = join(attachmentsFolder(`file:${h.dbFile}`), hash.slice(0, 2), hash);
+    expect(existsSync(file)).toBe(true);
+    expect((await h.request(`/admin/users/${p.id}`, { method: "DELETE", token: boss })).status).toBe(204);
+    expect(existsSync(file)).toBe(false);
+    expect(await count("attachments", "user_id", p.id)).toBe(0);
   });
 });

@@ -74,6 +74,28 @@ describe("GET /models", () => {
     });
   });
 
+  it("tells an admin what to set for each model that cannot answer, and nobody else", async () => {
+    await withHarness({ env: { GROQ_API_KEY: "gsk_test", ADMINS: "boss@example.com" } }, async (h) => {
+      const list = async (init: Parameters<Harness["request"]>[1] = {}) => (await (await h.request("/models", init)).json()) as Array<Model & { setup?: string }>;
+      const admin = await h.signIn("boss", { email: "boss@example.com", email_verified: true });
+      const seen = await list({ token: admin });
+      expect(seen.find((m) => m.id === "claude-sonnet-4")).toMatchObject({ available: false, setup: "set ANTHROPIC_API_KEY" });
+      expect(seen.find((m) => m.id === "gpt-4o")).toMatchObject({ available: false, setup: "set OPENAI_API_KEY" });
+      expect(seen.find((m) => m.id === "svc-70b")!.setup).toMatch(/^set SVC_MODEL_BASE_URL .* or bind Workers AI as AI$/);
+      // What can answer needs nothing set.
+      expect(seen.filter((m) => m.available).map((m) => [m.id, m.setup])).toEqual([["llama-3.1-8b-instant", undefined]]);
+      expect(seen.filter((m) => !m.available).every((m) => m.setup?.startsWith("set "))).toBe(true);
+
+      // A person who is not an admin, an admin's API key and an anonymous caller: the same list, without it.
+      const { key } = (await (await h.request("/keys", { method: "POST", token: admin, json: {} })).json()) as { key: string };
+      for (const init of [{ token: await h.signIn("someone") }, { apiKey: key }, {}]) {
+        const other = await list(init);
+        expect(other.map((m) => [m.id, m.available])).toEqual(seen.map((m) => [m.id, m.available]));
+        expect(other.some((m) => "setup" in m)).toBe(false);
+      }
+    });
+  });
+
   it("applies per-model prices from MODEL_CREDITS to the list and to the charge", async () => {
     await withHarness({ env: { SVC_MODEL_BASE_URL: up.baseUrl, DAILY_CREDITS: "5", MODEL_CREDITS: "svc-70b=2, gpt-4o=3" } }, async (h) => {
       const list = await models(h);

@@ -49,6 +49,17 @@ describe("PLANS", () => {
     expect(() => parseConfig({ AUTH_HS256_SECRET: "x".repeat(32), AUTH_AUDIENCE: "a", PLANS: "[", PLANS_FILE: "x" })).toThrow(/set PLANS or PLANS_FILE, not both/);
   });
 
+  it("lists PLANS in their order for admins (GET /admin/plans), the default marked", async () => {
+    const plans = await json<{ items: Array<{ id: string; models: unknown; default: boolean; maxApiKeys: number | null }> }>(h.request("/admin/plans", { token: await boss() }));
+    expect(plans.items.map((p) => [p.id, p.default])).toEqual([
+      ["free", true],
+      ["pro", false],
+      ["elsewhere", false],
+    ]);
+    expect(plans.items[0]).toMatchObject({ name: "Free", dailyCredits: 0, models: ["svc-70b"], requestsPerMinute: null, maxApiKeys: null });
+    await expectError(await h.request("/admin/plans", { token: await h.signIn("plan-peeker") }), 403, undefined, "admin_only");
+  });
+
   it("answers 403 model_not_in_plan for a model outside the plan, and GET /models marks what the plan includes", async () => {
     const token = await h.signIn("planner");
     const id = await idOf(token);

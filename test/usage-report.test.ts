@@ -41,7 +41,7 @@ describe("usage and cost", () => {
   it("reports per model, day and person, with failures, medians and cost, as JSON and CSV", async () => {
     const admin = await boss();
     const token = await h.signIn("reported");
-    const { id } = await json<{ id: string }>(h.request("/me", { token }));
+    const { id, name } = await json<{ id: string; name: string }>(h.request("/me", { token }));
     expect((await h.request("/chat/send", { method: "POST", token, json: { message: "one" } })).status).toBe(200);
     up.mode = "fail";
     expect((await h.request("/chat/send", { method: "POST", token, json: { message: "two" } })).status).toBe(502);
@@ -56,17 +56,54 @@ describe("usage and cost", () => {
     expect(house.cost).toBeCloseTo((house.inputTokens * 1000 + house.outputTokens * 2000) / 1_000_000, 6);
     expect(house.medianTimeToFirstTokenMs).not.toBeNull();
     const byUser = await json<Report>(h.request("/admin/usage?groupBy=user", { token: admin }));
-    expect(byUser.items.find((r) => r.key === id)).toMatchObject({ messages: 1, failed: 1, credits: 1 });
+    // By person, each row names the account too (only then: a model's row has no name).
+    expect(byUser.items.find((r) => r.key === id)).toMatchObject({ name, messages: 1, failed: 1, credits: 1 });
+    expect(house).not.toHaveProperty("name");
     const byDay = await json<Report>(h.request("/admin/usage?from=2026-11-22&to=2026-11-22", { token: admin }));
     expect(byDay.items).toEqual([expect.objectContaining({ key: "2026-11-22", messages: 2, failed: 1 })]);
 
     const csv = await h.request("/admin/usage?groupBy=model&format=csv", { token: admin });
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
     const lines = (await csv.text()).trim().split("\r\n");
-    expect(lines[0]).toBe("model,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost");
+    expect(lines[0]).toBe("model,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost,ratingsUp,ratingsDown");
     expect(lines[1]).toMatch(/^house,2,2,/);
     await expectError(await h.request("/admin/usage?from=2026-11-23&to=2026-11-22", { token: admin }), 400, /from must be/);
     // The failed exchange is not in the person's own history.
     expect((await json<{ items: unknown[] }>(h.request("/usage/messages", { token }))).items).toHaveLength(1);
+  });
+
+  it("counts the replies' thumbs up and down per model, person and day, in JSON and CSV, each reply once", async () => {
+    const admin = await boss();
+    const token = await h.signIn("rater");
+    const { id } = await json<{ id: string }>(h.request("/me", { token }));
+    const sent: Array<{ contextId: string; messageId: string }> = [];
+    for (const message of ["good", "bad", "meh", "taken back"]) {
+      const res = await h.request("/chat/send", { method: "POST", token, json: { message, ...(sent[0] ? { contextId: sent[0].contextId } : {}) } });
+      sent.push(await json(res));
+    }
+    const rate = (i: number, rating: "up" | "down" | null) =>
+      h.request(`/contexts/${sent[i]!.contextId}/messages/${sent[i]!.messageId}/rating`, { method: "PUT", token, json: { rating } });
+    expect((await rate(0, "up")).status).toBe(200);
+    expect((await rate(1, "down")).status).toBe(200);
+    await rate(3, "up");
+    await rate(3, null);
+    // Rated twice: counted once, as it stands.
+    await rate(0, "down");
+    await rate(0, "up");
+
+    type Report = { items: Array<{ key: string; messages: number; ratingsUp: number; ratingsDown: number }> };
+    const byModel = await json<Report>(h.request("/admin/usage?groupBy=model", { token: admin }));
+    expect(byModel.items.find((r) => r.key === "house")).toMatchObject({ ratingsUp: 1, ratingsDown: 1 });
+    const byUser = await json<Report>(h.request("/admin/usage?groupBy=user", { token: admin }));
+    expect(byUser.items.find((r) => r.key === id)).toMatchObject({ messages: 4, ratingsUp: 1, ratingsDown: 1 });
+    // Everyone else's rows: no rating.
+    expect(byUser.items.filter((r) => r.key !== id).every((r) => r.ratingsUp === 0 && r.ratingsDown === 0)).toBe(true);
+    const byDay = await json<Report>(h.request("/admin/usage?from=2026-11-22&to=2026-11-22", { token: admin }));
+    expect(byDay.items).toEqual([expect.objectContaining({ key: "2026-11-22", ratingsUp: 1, ratingsDown: 1 })]);
+    // A day before the replies were charged has none.
+    expect((await json<Report>(h.request("/admin/usage?from=2026-11-21&to=2026-11-21", { token: admin }))).items).toEqual([]);
+
+    const csv = (await (await h.request("/admin/usage?groupBy=model&format=csv", { token: admin })).text()).trim().split("\r\n");
+    expect(csv[1]).toMatch(/^house,.*,1,1$/);
   });
 });

@@ -106,7 +106,7 @@ describe("the usage rollups", () => {
   });
 
   it("are made again by the migration's backfill from the usage rows, a person's times taken at their buckets' middles", async () => {
-    const migration = readFileSync(resolve(import.meta.dirname, "../migrations/0018_usage_rollups.sql"), "utf8");
+    const migration = readFileSync(resolve(import.meta.dirname, "../migrations/0019_usage_rollups.sql"), "utf8");
     for (const table of ["usage_days", "usage_user_totals", "usage_user_cumulative", "usage_erased_days"]) await h.db.run(sql.raw(`delete from ${table}`));
     for (const statement of migration.split("--> statement-breakpoint").filter((s) => /^\s*INSERT INTO/m.test(s))) await h.db.run(sql.raw(statement));
     const atMiddle = (ms: number) => bucketMiddleLog2(firstTokenBucket(ms));

@@ -60,7 +60,8 @@ describe("the web client on the Node server", () => {
   });
 
   it("answers the client's deep links with index.html so that a reload keeps the page", async () => {
-    for (const path of ["/c/ctx_123", "/settings", "/settings/api-keys", "/s/shr_abc", "/login", "/auth/callback?code=x&state=y", "/no-such-page"]) {
+    const admin = ["/admin", "/admin/people", "/admin/people/usr_abc", "/admin/usage-report", "/admin/invite-codes", "/admin/audit-log"];
+    for (const path of ["/c/ctx_123", "/settings", "/settings/api-keys", "/s/shr_abc", "/login", "/auth/callback?code=x&state=y", "/no-such-page", ...admin]) {
       const res = await get(path, html);
       expect(res.status, path).toBe(200);
       expectSecurityHeaders(res);
@@ -151,6 +152,10 @@ describe("the web client on the Node server", () => {
     await expectError(await get("/contexts/ctx_x", html), 401);
     // An unknown path under an API resource stays the JSON 404 for a browser too.
     await expectError(await get("/contexts/ctx_x/nothing", html), 404);
+    // The console's API beside the Admin area's pages: its paths answer their JSON to a browser.
+    await expectError(await get("/admin/usage", html), 401);
+    await expectError(await get("/admin/users/usr_x", html), 401);
+    await expectError(await get("/admin/nothing", html), 404);
     const v1 = await get("/v1/nope", html);
     expect(v1.status).toBe(404);
     expect(await v1.json()).toMatchObject({ error: { type: "not_found_error" } });

@@ -7,7 +7,9 @@ import { defineConfig } from "vite";
 // the refresh cookie's Origin check.
 const API = ["/me", "/keys", "/contexts", "/groups", "/shares", "/shared", "/models", "/chat", "/credits", "/usage",
   "/audio", "/client-config", "/auth/local", "/auth/session", "/auth/refresh", "/auth/logout", "/auth/wallet",
-  "/.well-known", "/health", "/openapi.json", "/v1"];
+  "/.well-known", "/health", "/openapi.json", "/v1",
+  // The console's API, not the Admin area's pages beside it (/admin/people, /admin/usage-report, …).
+  "^/admin/(users|plans|invites|audit|usage)(/|\\?|$)"];
 const target = process.env.API_URL ?? "http://127.0.0.1:8787";
 
 export default defineConfig({

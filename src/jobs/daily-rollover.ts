@@ -5,6 +5,7 @@ import type { Db } from "../platform/db";
 import type { Logger } from "../platform/log";
 import { utcDay, utcDayBefore } from "../features/account/credits";
 import { deleteUnsentUploads } from "../features/attachments/attachments";
+import { sweepUnnamedFiles, type SweepResult } from "../features/attachments/file-sweep";
 import { releaseStaleStatements, staleBefore } from "../features/chat/holds";
 import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
 import { pruneTimingStatements } from "../features/chat/model-speed";
@@ -18,7 +19,7 @@ export interface RolloverDeps {
   log: Logger;
   now: () => Date;
   config: Pick<Config, "MODEL_TIMEOUT_MS" | "SESSION_IDLE_DAYS">;
-  /** Attachments' bytes: unsent uploads' files are removed with their rows. */
+  /** Attachments' bytes: unsent uploads' files are removed with their rows, and files no row names are swept. */
   blobs?: BlobStore;
 }
 
@@ -62,6 +63,10 @@ export interface RolloverResult {
   prunedUsageRollups: number;
   /** Uploads older than a day that no message carries, removed with their files. */
   deletedUnsentUploads: number;
+  /** Attachments' stored files the sweep looked at (a bounded part of the store per run, src/features/attachments/file-sweep.ts). */
+  examinedAttachmentFiles: number;
+  /** Of those, files that no attachment row names (left by a crash or a failed removal), removed. */
+  removedUnnamedFiles: number;
 }
 
 /**
@@ -74,7 +79,8 @@ export interface RolloverResult {
  * running it twice, late, or after missed days changes nothing that is already right.
  * First, though, it releases abandoned credit holds (src/features/chat/holds.ts): those are stale
  * by the wall clock, whenever the job runs, and their refunds must land before empty
- * days are closed.
+ * days are closed. Last, it removes uploads never sent, then sweeps a bounded part of the
+ * attachments' stored files for any that no row names (src/features/attachments/file-sweep.ts).
  */
 export async function runDailyRollover(deps: RolloverDeps, options: { scheduledTime?: Date } = {}): Promise<RolloverResult> {
   const { db } = deps;
@@ -119,6 +125,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     if (indexed < INDEX_BATCH) break;
   }
   const deletedUnsentUploads = await deleteUnsentUploads(deps, at);
+  const swept = await sweepFiles(deps, at);
   const result: RolloverResult = {
     day: today,
     expiredIdempotencyKeys: keys.length,
@@ -137,7 +144,19 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     prunedChatMinutes: minutes.length,
     prunedUsageRollups: rollups.reduce((n, rows) => n + rows.length, 0),
     deletedUnsentUploads,
+    examinedAttachmentFiles: swept.examinedFiles,
+    removedUnnamedFiles: swept.removedUnnamedFiles,
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;
+}
+
+/** The sweep of files no row names; a store or database failure there is logged and the rest of the job's result stands (the next run sweeps again). */
+async function sweepFiles(deps: RolloverDeps, at: Date): Promise<SweepResult> {
+  try {
+    return await sweepUnnamedFiles(deps, at);
+  } catch (err) {
+    deps.log.error("the sweep of attachments' files failed; the next daily run tries again", { err });
+    return { examinedFiles: 0, removedUnnamedFiles: 0 };
+  }
 }

@@ -12,6 +12,17 @@ export interface BlobStore {
   get(key: string): Promise<Uint8Array | undefined>;
   /** Removes `key`; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Stored keys in ascending order, those after `after` (all without it), at most `limit` of
+   * them (a store may give fewer), each with when it was stored; `done` when none follow.
+   */
+  list(options: { after?: string; limit: number }): Promise<BlobPage>;
+}
+
+/** One part of a store's keys (BlobStore.list). */
+export interface BlobPage {
+  items: Array<{ key: string; storedAt: Date }>;
+  done: boolean;
 }
 
 /** A store's fault: the bytes could not be written or read (a full disk, an unreachable bucket). */

@@ -75,6 +75,11 @@ export interface Deps extends Runtime {
   /** Attachments' bytes (files on Node, R2 on Workers); without it, uploads answer 503. */
   blobs?: BlobStore;
   /**
+   * Loads pdf.js for a PDF's text, on first use. The Worker hands in its own (pdf.js is a
+   * module of its own there, src/worker.ts); without it unpdf loads its bundled copy (Node).
+   */
+  pdfjs?: PdfjsLoader;
+  /**
    * Keeps work that outlives its reply (a new context's title) where there is no
    * ExecutionContext to keep it (Node): the server lets it finish before it exits. On
    * Workers, `waitUntil` keeps it instead.
@@ -87,6 +92,9 @@ export interface Deps extends Runtime {
    */
   baseUrl?: string;
 }
+
+/** Imports pdf.js (unpdf's serverless build): what unpdf's `definePDFJSModule` takes. */
+export type PdfjsLoader = () => Promise<unknown>;
 
 /**
  * The built web client's files (web/dist): the reply for a file at `path` (a URL path such

@@ -1,6 +1,7 @@
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
+import { userIdFor } from "../../src/platform/auth/identity";
 import { apiToken, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 // The small things of the chat screen a person notices: the composer's size, the model's
@@ -56,7 +57,9 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
   beforeAll(async () => {
     // Together's model has the longest name of the catalog: "Llama 3.3 70B Turbo (Together)".
     // The service's own model named as its operator says (SVC_MODEL_NAME): what it really serves.
-    stack = await startStack({ env: (upstream) => ({ TOGETHER_BASE_URL: upstream.baseUrl, TOGETHER_API_KEY: "test-key", SVC_MODEL_NAME: "Qwen 2.5 7B" }) });
+    // Ada is an admin (ADMINS names her account, whose id a local name derives).
+    const ada = await userIdFor("local-login", "local:ada-admin");
+    stack = await startStack({ env: (upstream) => ({ TOGETHER_BASE_URL: upstream.baseUrl, TOGETHER_API_KEY: "test-key", SVC_MODEL_NAME: "Qwen 2.5 7B", ADMINS: ada }) });
   });
   afterEach(() => {
     stack.upstream.mode = "ok";
@@ -93,6 +96,34 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
     expect(await page.getByRole("listitem", { name: "You said" }).last().getByText("water the fern\ntwice").count()).toBe(1);
     expect(await editor.count()).toBe(0);
     await context.close();
+  });
+
+  it("shows an admin the models that cannot answer, greyed, each with what to set, and nobody else", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "ada-admin");
+    const picker = page.getByRole("combobox", { name: "Model" });
+    const claude = picker.getByRole("option", { name: "Claude Sonnet 4 · unavailable: set ANTHROPIC_API_KEY" });
+    await claude.waitFor({ state: "attached" });
+    expect(await claude.isDisabled()).toBe(true);
+    expect(await picker.getByRole("option", { name: "GPT-4o · unavailable: set OPENAI_API_KEY" }).isDisabled()).toBe(true);
+    // In a group of their own, saying whom it is for (a closed select's groups are not in its accessibility tree).
+    expect(await claude.evaluate((el) => (el.parentElement as HTMLOptGroupElement).label)).toBe("Not configured here (shown to admins)");
+    // Greyed: the browser's colour for a disabled option, not the enabled ones'.
+    const colour = (option: ReturnType<Page["getByRole"]>) => option.evaluate((el) => getComputedStyle(el).color);
+    expect(await colour(claude)).not.toBe(await colour(picker.getByRole("option", { name: /^Qwen 2.5 7B · / })));
+    // What can answer is listed as for everyone, above them.
+    expect(await picker.getByRole("option", { name: /^Qwen 2.5 7B · / }).isDisabled()).toBe(false);
+    await context.close();
+
+    const other = await stack.newContext();
+    const someone = await other.newPage();
+    await logInLocally(someone, "not-an-admin");
+    await someone.getByText(/credits? a message/).waitFor({ state: "attached" });
+    const options = await someone.getByRole("combobox", { name: "Model" }).getByRole("option").allTextContents();
+    expect(options.some((o) => o.startsWith("Qwen 2.5 7B"))).toBe(true);
+    expect(options.filter((o) => /unavailable|ANTHROPIC/.test(o))).toEqual([]);
+    await other.close();
   });
 
   for (const [width, height] of [[1280, 800], [375, 812]] as const) {
@@ -260,6 +291,7 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "quinn");
+    await page.getByText(/credits? a message/).waitFor({ state: "attached" }); // the list has arrived
     const options = await page.getByRole("combobox", { name: "Model" }).getByRole("option").allTextContents();
     expect(options.some((o) => o.startsWith("Qwen 2.5 7B · "))).toBe(true);
     expect(options.some((o) => o.startsWith("Service 70B"))).toBe(false);

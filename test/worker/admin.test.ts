@@ -1,5 +1,4 @@
 import { env } from "cloudflare:workers";
-import { importJWK, SignJWT, type JWTPayload } from "jose";
 import { describe, expect, it } from "vitest";
 import { openExchange } from "../../src/features/chat/opening";
 import { parseConfig } from "../../src/platform/config";
@@ -10,19 +9,7 @@ import { call, signIn } from "./support";
 // The operator's console in workerd over D1: admins, suspension and its audit record, the
 // people list, plans and granted credits, with the grant race run on D1.
 
-async function signInWith(name: string, claims: JWTPayload): Promise<Record<string, string>> {
-  const key = await importJWK(JSON.parse(env.TEST_PRIVATE_JWK), "ES256");
-  const token = await new SignJWT({ name, ...claims })
-    .setProtectedHeader({ alg: "ES256" })
-    .setIssuer(env.AUTH_ISSUER)
-    .setAudience(env.AUTH_AUDIENCE)
-    .setSubject(`user:${name}`)
-    .setExpirationTime("10m")
-    .sign(key);
-  return { Authorization: `Bearer ${token}` };
-}
-
-const boss = () => signInWith("worker-boss", { email: "boss@worker.test", email_verified: true });
+const boss = () => signIn("worker-boss", { email: "boss@worker.test", email_verified: true });
 const json = async <T>(res: Response | Promise<Response>) => (await (await res).json()) as T;
 const post = (path: string, headers: Record<string, string>, body?: unknown) =>
   call(path, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -51,7 +38,7 @@ describe("the operator's console in workerd", () => {
     expect(await json(call("/credits", { headers: bad }))).toMatchObject({ error: 403, code: "account_suspended" });
     expect(await json(call("/credits", { headers: { "X-API-Key": key } }))).toMatchObject({ error: 403, code: "account_suspended" });
     const audit = await json<{ items: Array<{ action: string; targetId: string; details: unknown }> }>(call("/admin/audit?limit=1", { headers: admin }));
-    expect(audit.items[0]).toMatchObject({ action: "user.suspend", targetId: id, details: { reason: "spam" } });
+    expect(audit.items[0]).toMatchObject({ action: "user.suspend", targetId: id, targetName: "worker-spammer", details: { reason: "spam" } });
     const row = await env.DB.prepare("select suspended_reason as reason from users where id = ?").bind(id).first<{ reason: string }>();
     expect(row?.reason).toBe("spam");
     const person = await json<{ status: string }>(call(`/admin/users/${id}`, { headers: admin }));
@@ -105,19 +92,41 @@ describe("the operator's console in workerd", () => {
     const otherId = await idOf(other);
     expect((await call(`/admin/users/${otherId}`, { method: "DELETE", headers: admin })).status).toBe(204);
     const audit = await json<{ items: Array<{ action: string; targetId: string }> }>(call("/admin/audit?limit=1", { headers: admin }));
-    expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId });
+    // An erased account has no name left to show; the admin who erased it has.
+    expect(audit.items[0]).toMatchObject({ action: "user.erase", targetId: otherId, targetName: null, actorName: "worker-boss" });
   });
 
-  it("reports usage per model on D1, as JSON and CSV", async () => {
+  it("reports usage and the replies' ratings per model and person on D1, as JSON and CSV", async () => {
     const admin = await boss();
     const user = await signIn("worker-reported");
-    expect((await post("/chat/send", user, { message: "for the report" })).status).toBe(200);
-    const report = await json<{ items: Array<{ key: string; messages: number; credits: number }> }>(call("/admin/usage?groupBy=model", { headers: admin }));
-    expect(report.items.find((r) => r.key === "svc-70b")!.messages).toBeGreaterThan(0);
+    const sent = await post("/chat/send", user, { message: "for the report" });
+    expect(sent.status).toBe(200);
+    const { contextId, messageId } = await json<{ contextId: string; messageId: string }>(sent);
+    const userId = await idOf(user);
+    type Report = { items: Array<{ key: string; messages: number; credits: number; ratingsUp: number; ratingsDown: number }> };
+    const svc = async () => (await json<Report>(call("/admin/usage?groupBy=model", { headers: admin }))).items.find((r) => r.key === "svc-70b")!;
+    const before = await svc();
+    expect(before.messages).toBeGreaterThan(0);
+    const rating = await call(`/contexts/${contextId}/messages/${messageId}/rating`, { method: "PUT", headers: { ...user, "Content-Type": "application/json" }, body: '{"rating":"down"}' });
+    expect(rating.status).toBe(200);
+    expect(await svc()).toMatchObject({ ratingsUp: before.ratingsUp, ratingsDown: before.ratingsDown + 1 });
+    const byUser = await json<Report>(call("/admin/usage?groupBy=user", { headers: admin }));
+    expect(byUser.items.find((r) => r.key === userId)).toMatchObject({ messages: 1, ratingsUp: 0, ratingsDown: 1 });
     const byDay = await json<{ items: Array<{ key: string }> }>(call("/admin/usage", { headers: admin }));
     expect(byDay.items.at(-1)!.key).toBe(new Date().toISOString().slice(0, 10));
-    const csv = await call("/admin/usage?groupBy=user&format=csv", { headers: admin });
-    expect((await csv.text()).split("\r\n")[0]).toBe("user,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost");
+    const csv = (await (await call("/admin/usage?groupBy=user&format=csv", { headers: admin })).text()).split("\r\n");
+    expect(csv[0]).toBe("user,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost,ratingsUp,ratingsDown");
+    expect(csv.find((line) => line.startsWith(`${userId},`))).toMatch(/^usr_\S+,1,1,.*,0,1$/);
+    const named = await json<{ items: Array<{ key: string; name: string | null }> }>(call("/admin/usage?groupBy=user", { headers: admin }));
+    expect(named.items.find((r) => r.key === userId)).toMatchObject({ name: "worker-reported" });
+  });
+
+  it("lists the plans of PLANS for admins (GET /admin/plans)", async () => {
+    const plans = await json<{ items: Array<{ id: string; dailyCredits: number; default: boolean }> }>(call("/admin/plans", { headers: await boss() }));
+    expect(plans.items.map((p) => p.id)).toEqual(["default", "grants-only", "elsewhere", "limited"]);
+    expect(plans.items[0]).toMatchObject({ dailyCredits: 3, default: true });
+    expect(plans.items[2]).toMatchObject({ models: ["gpt-4o"], default: false });
+    expect((await call("/admin/plans", { headers: await signIn("worker-plan-peeker") })).status).toBe(403);
   });
 
   it("refuses a model outside the plan with 403 model_not_in_plan", async () => {

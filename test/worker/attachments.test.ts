@@ -1,5 +1,11 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { sweepUnnamedFiles } from "../../src/features/attachments/file-sweep";
+import { dbFromD1 } from "../../src/platform/db";
+import { createLogger } from "../../src/platform/log";
+import { r2BlobStore } from "../../src/platform/worker/r2-blob-store";
+import worker from "../../src/worker";
 import { pdf, png, svg } from "../support/files";
 import { call, signIn } from "./support";
 
@@ -61,5 +67,49 @@ describe("attachments in workerd over D1 and R2", () => {
     expect((await call(`/contexts/${reply.contextId}`, { method: "DELETE", headers: auth })).status).toBe(204);
     expect((await call(`/attachments/${id}`, { headers: auth })).status).toBe(404);
     expect(await env.ATTACHMENTS.head(await sha256(bytes))).toBeNull();
+  });
+
+  it("erases a person's files from R2 with the account (DELETE /me), but keeps one another person's upload shares", async () => {
+    const leaver = await signIn("r2-leaver");
+    const stayer = await signIn("r2-stayer");
+    const own = new Uint8Array(new TextEncoder().encode("only the leaver uploaded this, in workerd"));
+    const shared = png(300);
+    expect((await upload(leaver, own, "own.txt")).status).toBe(201);
+    expect((await upload(leaver, shared, "shared.png")).status).toBe(201);
+    const { id: kept } = (await (await upload(stayer, shared, "mine-too.png")).json()) as { id: string };
+    expect(await env.ATTACHMENTS.head(await sha256(own))).not.toBeNull();
+
+    const { id } = (await (await call("/me", { headers: leaver })).json()) as { id: string };
+    const erased = await call("/me", { method: "DELETE", headers: { ...leaver, "Content-Type": "application/json" }, body: JSON.stringify({ confirm: id }) });
+    expect(erased.status).toBe(204);
+    expect(await env.ATTACHMENTS.head(await sha256(own))).toBeNull();
+    expect(await env.ATTACHMENTS.head(await sha256(shared))).not.toBeNull();
+    const file = await call(`/attachments/${kept}`, { headers: stayer });
+    expect(file.status).toBe(200);
+    expect(new Uint8Array(await file.arrayBuffer())).toEqual(shared);
+  });
+
+  it("sweeps R2 objects that no row names in the daily job, a bounded part per run, on from where the last stopped", async () => {
+    const auth = await signIn("r2-sweeper");
+    // An object whose row is gone, as a crash between the row's deletion and the object's leaves it.
+    const orphan = new Uint8Array(new TextEncoder().encode("an R2 object whose row is gone"));
+    await env.ATTACHMENTS.put(await sha256(orphan), orphan);
+    const named = new Uint8Array(new TextEncoder().encode("an R2 object its row still names"));
+    expect((await upload(auth, named, "named.txt")).status).toBe(201);
+    const later = new Date(Date.now() + 2 * 3600_000); // both objects are then over an hour old
+
+    // A run bounded to one object stops there and says where.
+    const deps = { db: dbFromD1(env.DB), log: createLogger("error"), blobs: r2BlobStore(env.ATTACHMENTS) };
+    expect(await sweepUnnamedFiles(deps, later, 1)).toMatchObject({ examinedFiles: 1 });
+    const position = await env.DB.prepare("select position from job_cursors where name = 'attachment-files'").first<string>("position");
+    expect(position).toMatch(/^[0-9a-f]{64}$/);
+
+    // The daily job goes on from there to the end of the bucket, and the next pass starts over.
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: later.getTime(), cron: "0 0 * * *" }), env as never, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(await env.ATTACHMENTS.head(await sha256(orphan))).toBeNull();
+    expect(await env.ATTACHMENTS.head(await sha256(named))).not.toBeNull();
+    expect(await env.DB.prepare("select count(*) as n from job_cursors").first<number>("n")).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import { createApp } from "../../src/app";
 import { parseConfig } from "../../src/platform/config";
 import { dbFromD1 } from "../../src/platform/db";
 import { createRuntime } from "../../src/platform/deps";
-import { signIn } from "./support";
+import { call, signIn } from "./support";
 
 // Models as configuration in workerd over D1: a MODELS catalog whose provider's models are
 // read from its GET /v1/models with the Worker's fetch, and a fallback that answers when the
@@ -38,5 +38,22 @@ describe("MODELS in workerd", () => {
     expect(credits.used).toBe(1);
     const timings = await env.DB.prepare("select model from model_timings where model = 'up/worker-llama'").all();
     expect(timings.results.length).toBeGreaterThan(0);
+  });
+});
+
+describe("GET /models in workerd", () => {
+  it("tells an admin what to set for each model that cannot answer, and nobody else", async () => {
+    type Model = { id: string; available: boolean; setup?: string };
+    const list = async (headers: Record<string, string>) => (await (await call("/models", { headers })).json()) as Model[];
+    const seen = await list(await signIn("worker-models-boss", { email: "boss@worker.test", email_verified: true }));
+    expect(seen.find((m) => m.id === "svc-70b")).toMatchObject({ available: true });
+    expect(seen.find((m) => m.id === "svc-70b")).not.toHaveProperty("setup");
+    expect(seen.find((m) => m.id === "claude-sonnet-4")).toMatchObject({ available: false, setup: "set ANTHROPIC_API_KEY" });
+    expect(seen.filter((m) => !m.available).every((m) => m.setup?.startsWith("set "))).toBe(true);
+    for (const headers of [await signIn("worker-models-user"), {}]) {
+      const other = await list(headers);
+      expect(other.map((m) => m.id)).toEqual(seen.map((m) => m.id));
+      expect(other.some((m) => "setup" in m)).toBe(false);
+    }
   });
 });

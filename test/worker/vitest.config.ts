@@ -69,6 +69,9 @@ export default defineConfig({
     // Run in an isolate of its own (vitest.new-isolate.config.ts): it needs one no other file has used.
     exclude: ["./new-isolate.test.ts"],
     setupFiles: ["./apply-migrations.ts"],
+    // As the Node project's: vitest's 5 s default is too short for a test of several requests
+    // through workerd on a 2-core machine running the other projects beside it.
+    testTimeout: 20_000,
     // One workerd (and one D1 database) per worker for all its files, not one per file: half
     // the project's CPU (44 s -> 22 s). Each test signs in users of its own.
     isolate: false,

@@ -33,7 +33,7 @@ describe("the web client on the Worker", () => {
   });
 
   it("answers the client's deep links with index.html", async () => {
-    for (const path of ["/c/ctx_x", "/settings", "/settings/usage", "/s/shr_abc", "/login"]) {
+    for (const path of ["/c/ctx_x", "/settings", "/settings/usage", "/s/shr_abc", "/login", "/admin", "/admin/people/usr_x", "/admin/usage-report"]) {
       const res = await call(path, { headers: html });
       expect(res.status, path).toBe(200);
       expectSecurityHeaders(res);

@@ -1,5 +1,6 @@
 // npm run screenshots: the main screens, light and dark, into docs/screenshots/, taken in
 // headless Chromium against the real server with a little seeded data.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,6 +12,7 @@ import { injectWallets } from "../../test/e2e/support/wallet";
 import { startFakeUpstream } from "../../test/support/fake-upstream";
 import { pdf } from "../../test/support/files";
 import { startServerProcess } from "../../test/support/server-process";
+import { adminScreens } from "./admin-screenshots";
 import { buildWebIfNeeded } from "./build-if-needed.mjs";
 
 const out = resolve(import.meta.dirname, "../../docs/screenshots");
@@ -129,7 +131,12 @@ async function attachments() {
 async function main() {
   if (!hasChromium) throw new Error(`no Chromium at ${chromiumPath}: apt-get install chromium`);
   buildWebIfNeeded();
+  // The servers below run dist/server.js, as npm start does.
+  execFileSync(process.execPath, [resolve(import.meta.dirname, "../../scripts/build-server.mjs"), "--if-needed"], { stdio: "inherit" });
   mkdirSync(out, { recursive: true });
+  await adminScreens(out);
+  // `npm run screenshots -- admin`: the Admin area and the suspended page alone.
+  if (process.argv.includes("admin")) return;
   await attachments();
   // `npm run screenshots -- attachments`: those screens alone.
   if (process.argv.includes("attachments")) return;

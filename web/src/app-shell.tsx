@@ -1,16 +1,19 @@
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { useRoute } from "wouter-preact";
+import { Link, useRoute } from "wouter-preact";
 import { ChatScreen } from "./chat/chat-screen";
 import { ConversationHeader } from "./chat/conversation-header";
 import { CreditCounter } from "./chat/credit-counter";
 import { Sidebar } from "./navigator/sidebar";
+import { useProfile } from "./settings/profile-query";
 import { Icon } from "./ui/icons";
 import { useAfterFirstPaint } from "./ui/use-after-first-paint";
 
 // Settings are a page of their own, loaded when opened; so is the archive.
 const SettingsScreen = lazy(() => import("./settings/settings-screen").then((m) => m.SettingsScreen));
 const ArchivedScreen = lazy(() => import("./navigator/archived-screen").then((m) => m.ArchivedScreen));
+// The Admin area is loaded for admins only: no one else ever downloads its code.
+const AdminScreen = lazy(() => import("./admin/admin-screen").then((m) => m.AdminScreen));
 
 /** The signed-in app: the navigator, the top bar, and the chat or settings. */
 export function Shell() {
@@ -27,6 +30,7 @@ export function Shell() {
   const [isSettings, settings] = useRoute<{ section?: string }>("/settings/:section?");
   const [isHome] = useRoute("/");
   const [isArchived] = useRoute("/archived");
+  const [isAdmin, admin] = useRoute<{ "*"?: string }>("/admin/*?");
   // The drawer takes focus when it opens, so keyboard and screen-reader users land in it.
   useEffect(() => {
     if (drawer) document.getElementById("drawer-close")?.focus();
@@ -59,7 +63,11 @@ export function Shell() {
           >
             <Icon name="menu" />
           </button>
-          {isSettings || isArchived ? <div class="topbar-title">{isSettings ? "Settings" : "Archived"}</div> : <ConversationHeader id={chat?.id} />}
+          {isSettings || isArchived || isAdmin ? (
+            <div class="topbar-title">{isSettings ? "Settings" : isArchived ? "Archived" : "Admin"}</div>
+          ) : (
+            <ConversationHeader id={chat?.id} />
+          )}
           <CreditCounter />
         </header>
         <main id="main" class="content" tabIndex={-1}>
@@ -71,6 +79,8 @@ export function Shell() {
             <Suspense fallback={<p class="muted settings">Loading…</p>}>
               <ArchivedScreen />
             </Suspense>
+          ) : isAdmin ? (
+            <AdminArea path={admin?.["*"] ?? ""} />
           ) : chat || isHome ? (
             <ChatScreen contextId={chat?.id} />
           ) : (
@@ -82,5 +92,32 @@ export function Shell() {
         </main>
       </div>
     </div>
+  );
+}
+
+/** /admin for an admin (GET /me's role); anyone else is told it is not available, and the area's code stays unloaded. */
+function AdminArea({ path }: { path: string }) {
+  const profile = useProfile();
+  if (profile.isError) {
+    return (
+      <p role="alert" class="error settings">
+        {profile.error.message}
+      </p>
+    );
+  }
+  if (!profile.data) return <p class="muted settings">Loading…</p>;
+  if (profile.data.role !== "admin") {
+    return (
+      <div class="welcome">
+        <h1>Not available</h1>
+        <p class="muted">The Admin area is for the service's admins.</p>
+        <Link href="/">Back to the chat</Link>
+      </div>
+    );
+  }
+  return (
+    <Suspense fallback={<p class="muted settings">Loading…</p>}>
+      <AdminScreen path={path} />
+    </Suspense>
   );
 }

@@ -4,7 +4,11 @@ import { useEffect, useState } from "preact/hooks";
 import { Redirect, Route, Switch, useLocation } from "wouter-preact";
 import { ApiError, setCreditHeadersHandler } from "./api/client";
 import { currentSession, loginPath, onSessionChange, refreshSession, type Session } from "./auth/session";
+import { onSuspension, suspensionMessage } from "./auth/suspension";
 import { updateCredits } from "./chat/credits";
+// Not split off: a card of a few hundred bytes, where a chunk of its own made the entry's
+// shared code a third file that every page then asked for.
+import { SuspendedScreen } from "./suspended/suspended-screen";
 
 // Each kind of page loads only its own code (route-level splitting): the login page and the
 // public share page do not carry the chat, the navigator and settings.
@@ -24,9 +28,13 @@ const queryClient = new QueryClient({
 });
 
 export function App() {
+  const suspended = useSuspension();
   return (
     <QueryClientProvider client={queryClient}>
       <Suspense fallback={<Loading />}>
+        {suspended !== null ? (
+          <SuspendedScreen message={suspended} />
+        ) : (
         <Switch>
           <Route path="/login" component={LoginScreen} />
           <Route path="/auth/callback" component={AuthCallback} />
@@ -35,6 +43,7 @@ export function App() {
             <RequireLogin />
           </Route>
         </Switch>
+        )}
       </Suspense>
     </QueryClientProvider>
   );
@@ -66,6 +75,13 @@ function RequireLogin() {
   if (session === "restoring") return <Loading />;
   if (!session) return <Redirect to={loginPath(location + window.location.search)} replace />;
   return <Shell />;
+}
+
+/** The server's sentence once a request answered 403 `account_suspended`, else null. */
+function useSuspension(): string | null {
+  const [message, setMessage] = useState(suspensionMessage);
+  useEffect(() => onSuspension(setMessage), []);
+  return message;
 }
 
 /** While a page's code arrives (a few kilobytes, usually from the cache). */

@@ -5,18 +5,20 @@ import type { EndedSessions } from "../../platform/auth/ended-sessions";
 import type { IdentityLinks } from "../../platform/auth/identity-links";
 import { userIdFor } from "../../platform/auth/identity";
 import { apiKeys, contexts, groups, identities, messages, sessions, shares, usageEvents, users } from "../../../schema/index";
+import { accountAttachmentDeletions, removeUnusedFiles, type FileDeps } from "../attachments/attachments";
 import { endSessionStatements } from "../sign-in/sessions";
 import { eraseFromRollups } from "./usage-rollups";
 
 // ---------------------------------------------------------------------------------------
 // Erasure on request (DELETE /me, DELETE /admin/users/{id}): one batch ends every session,
 // revokes every key and deletes the person's contexts, messages (and their search entries),
-// shares, groups, profile, presets and sign-in methods; usage rows stay, pointing at nobody
-// (and the usage rollups' rows of the person are added to the erased accounts').
-// The same identity signing in later gets a new, empty account.
+// attachments, shares, groups, profile, presets and sign-in methods; usage rows stay,
+// pointing at nobody (and the usage rollups' rows of the person are added to the erased
+// accounts'). Then the attachments' files go, but for those the same bytes uploaded by
+// someone else still keep. The same identity signing in later gets a new, empty account.
 // ---------------------------------------------------------------------------------------
 
-export interface ErasureDeps {
+export interface ErasureDeps extends FileDeps {
   db: Db;
   endedSessions: EndedSessions;
   identityLinks: IdentityLinks;
@@ -28,8 +30,10 @@ export async function eraseAccount(deps: ErasureDeps, userId: string, notFound: 
   const { db } = deps;
   const now = deps.now();
   const methods = await db.select({ issuer: identities.issuer, subject: identities.subject }).from(identities).where(eq(identities.userId, userId));
-  const [ended, ...rest] = await db.batch([
+  const [ended, , files, ...rest] = await db.batch([
     endSessionStatements(db, eq(sessions.userId, userId), "erased", now)[0],
+    // Its attachments first, while their links still say which (not leaning on ON DELETE CASCADE).
+    ...accountAttachmentDeletions(db, userId),
     ...before,
     db.delete(sessions).where(eq(sessions.userId, userId)),
     // Usage stays for the operator's totals, with nothing that points at the person.
@@ -49,4 +53,6 @@ export async function eraseAccount(deps: ErasureDeps, userId: string, notFound: 
   deps.endedSessions.note(ended);
   // Bearer tokens of its sign-in methods now reach a new account of their own.
   for (const m of methods) deps.identityLinks.noteLink(m.issuer, m.subject, await userIdFor(m.issuer, m.subject));
+  // The rows are gone, committed: a file this cannot remove now is one no row names, which the daily job sweeps.
+  await removeUnusedFiles(deps, files.map((f) => f.sha256)).catch((err) => deps.log.error("an erased account's files were not removed", { err, userId }));
 }

@@ -61,7 +61,7 @@ export function geometricMeanOf(count: number, log2Sum: number): number | null {
 
 /**
  * A bucket's middle as a log2 in thousandths (2750 + 500 × bucket, on its log scale): what
- * the migration's backfill (migrations/0018_usage_rollups.sql) counts a stored time as, by
+ * the migration's backfill (migrations/0019_usage_rollups.sql) counts a stored time as, by
  * person, where SQLite has no log2.
  */
 export function bucketMiddleLog2(bucket: number): number {

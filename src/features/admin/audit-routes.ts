@@ -9,10 +9,12 @@ const AuditEventSchema = z
     id: z.string().openapi({ example: "aud_0Mz2k4Q7x1Yb9nT3vW5rLp" }),
     at: z.string().openapi({ format: "date-time" }),
     actorId: z.string().openapi({ description: "The admin who acted (a user id)" }),
+    actorName: z.string().nullable().openapi({ description: "That admin's name now; null once their account is erased" }),
     action: z
       .enum(["user.suspend", "user.unsuspend", "user.grant", "user.plan", "user.erase", "invite.create", "invite.delete"])
       .openapi({ description: "What was done" }),
     targetId: z.string().nullable().openapi({ description: "The account acted on, or the invite; null for none" }),
+    targetName: z.string().nullable().openapi({ description: "The account's name now; null for an invite, or once the account is erased" }),
     details: z.record(z.string(), z.unknown()).openapi({ description: "What the action took: `reason`, `amount` and `note`, `plan`, the invite's `inviteId`, `uses`, `plan`, `expiresAt`, `note`" }),
   })
   .openapi("AuditEvent");

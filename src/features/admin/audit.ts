@@ -1,4 +1,5 @@
 import { and, desc, lt, or, eq, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Db, Position } from "../../platform/db";
 import { timeOrderedId } from "../../platform/encoding";
 import { auditEvents, users } from "../../../schema/index";
@@ -48,17 +49,26 @@ export interface AuditView {
   id: string;
   at: string;
   actorId: string;
+  /** The admin's name now; null once their account is erased. */
+  actorName: string | null;
   action: AuditAction;
   targetId: string | null;
+  /** The account's name now; null for an invite, or once the account is erased. */
+  targetName: string | null;
   details: Record<string, unknown>;
 }
 
 /** A page of the audit log, newest first. One read. */
 export async function listAudit(db: Db, page: { limit: number; after?: Position; targetId?: string }): Promise<{ items: AuditView[]; next: Position | null }> {
   const after = page.after;
+  // The names as the accounts have them now, for a log that reads "who did what to whom".
+  const actor = alias(users, "actor");
+  const target = alias(users, "target");
   const rows = await db
-    .select()
+    .select({ event: auditEvents, actorName: actor.name, targetName: target.name })
     .from(auditEvents)
+    .leftJoin(actor, eq(actor.id, auditEvents.actorId))
+    .leftJoin(target, eq(target.id, auditEvents.targetId))
     .where(
       and(
         page.targetId === undefined ? undefined : eq(auditEvents.targetId, page.targetId),
@@ -69,9 +79,18 @@ export async function listAudit(db: Db, page: { limit: number; after?: Position;
     .limit(page.limit + 1);
   const more = rows.length > page.limit;
   const shown = more ? rows.slice(0, page.limit) : rows;
-  const last = shown.at(-1);
+  const last = shown.at(-1)?.event;
   return {
-    items: shown.map((r) => ({ id: r.id, at: r.at.toISOString(), actorId: r.actorId, action: r.action as AuditAction, targetId: r.targetId, details: r.details })),
+    items: shown.map(({ event: r, actorName, targetName }) => ({
+      id: r.id,
+      at: r.at.toISOString(),
+      actorId: r.actorId,
+      actorName,
+      action: r.action as AuditAction,
+      targetId: r.targetId,
+      targetName,
+      details: r.details,
+    })),
     next: more && last ? { at: last.at.getTime(), id: last.id } : null,
   };
 }

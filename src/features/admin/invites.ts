@@ -41,7 +41,7 @@ export async function createInvite(deps: { db: Db; plans: Plans; now: () => Date
   const id = randomId("inv");
   // 128 random bits, grouped for reading aloud or typing.
   const code = randomId("", 16).slice(1).match(/.{1,6}/g)!.join("-");
-  const row = { id, codeHash: await sha256Hex(code), usesLeft: input.uses, expiresAt: input.expiresAt, planId: input.plan, note: input.note, createdBy: actorId, createdAt: now };
+  const row = { id, codeHash: sha256Hex(code), usesLeft: input.uses, expiresAt: input.expiresAt, planId: input.plan, note: input.note, createdBy: actorId, createdAt: now };
   const details = { inviteId: id, uses: input.uses, plan: input.plan, expiresAt: input.expiresAt?.toISOString() ?? null, note: input.note };
   await db.batch([db.insert(invites).values(row), auditStatement(db, { actorId, action: "invite.create", targetId: id, details, at: now })]);
   return { ...toView(row, []), code };

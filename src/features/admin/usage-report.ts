@@ -6,15 +6,16 @@ import { columnName, DAY_FIELDS, PERSON_FIELDS, REPORT_FIELDS } from "../account
 
 // ---------------------------------------------------------------------------------------
 // GET /admin/usage: messages, credits, tokens, failed exchanges, median time to first
-// token and the operator's cost, per day, model or person, over a range of UTC days. It
-// reads the usage rollups (schema/usage-rollups.ts), never the usage rows themselves: by day
-// or model, a row per day and model of the range; by person, each person's totals per model
-// at the range's end less those before its start (two rows at most, however long the range),
-// and the erased accounts' days. One statement, whose rows SQLite hands back as one JSON
-// document: the database thread hands a result over value by value, about 2 µs each, which
-// was most of a year's report (BENCHMARKS.md, "Usage report"). Sums are kept per (key,
-// model), so that each model's price applies to its own tokens; titles count as the
-// operator's tokens and cost, not as messages.
+// token, the operator's cost and the replies' thumbs up and down, per day, model or person,
+// over a range of UTC days. It reads the usage rollups (schema/usage-rollups.ts), never the
+// usage rows themselves: by day or model, a row per day and model of the range; by person,
+// each person's totals per model at the range's end less those before its start (a row each
+// at most, however long the range), and the erased accounts' days. One statement, whose rows
+// SQLite hands back as one JSON document: the database thread hands a result over value by
+// value, about 2 µs each, which was most of a year's report (BENCHMARKS.md, "Usage report").
+// Sums are kept per (key, model), so that each model's price applies to its own tokens;
+// titles count as the operator's tokens and cost, not as messages. The ratings come from a
+// second statement beside it, over the rated replies of the range (an index of their own).
 // ---------------------------------------------------------------------------------------
 
 export type GroupBy = "day" | "model" | "user";
@@ -22,6 +23,8 @@ export type GroupBy = "day" | "model" | "user";
 export interface UsageRow {
   /** The day (YYYY-MM-DD), the model id, or the user id (null: erased accounts). */
   key: string | null;
+  /** By user only: the account's name (null: erased accounts). */
+  name?: string | null;
   messages: number;
   credits: number;
   inputTokens: number;
@@ -33,6 +36,9 @@ export interface UsageRow {
   medianTimeToFirstTokenMs: number | null;
   /** What the catalog's prices make of the tokens; null where no model of the group has a price. */
   cost: number | null;
+  /** Replies written in the range that their person rated thumbs up, and thumbs down (PUT …/rating). */
+  ratingsUp: number;
+  ratingsDown: number;
 }
 
 /** The person of the erased accounts' usage in the statement's rows: the report's null. */
@@ -47,9 +53,22 @@ type Part = [string, string, ...number[]];
 export async function usageReport(db: Db, range: { from: string; to: string }, groupBy: GroupBy, prices: Prices): Promise<UsageRow[]> {
   if (range.from > range.to) return [];
   const person = groupBy === "user";
-  const row = await db.get<{ parts: string | null }>(person ? personParts(range) : dayParts(range, groupBy));
+  // Side by side: drizzle's D1 driver cannot batch raw statements with parameters.
+  const [row, rated] = await Promise.all([
+    db.get<{ parts: string | null; names?: string | null }>(person ? personParts(range) : dayParts(range, groupBy)),
+    db.get<{ ratings: string | null }>(ratingsOf(range, groupBy)),
+  ]);
   const parts = JSON.parse(row?.parts ?? "[]") as Part[];
-  return report(parts, prices, person ? (t) => geometricMeanOf(t[0]!, t[1]!) : medianOf);
+  const rows = report(parts, prices, person ? (t) => geometricMeanOf(t[0]!, t[1]!) : medianOf);
+  const ratings = JSON.parse(rated?.ratings ?? "{}") as Record<string, [number, number]>;
+  const names = person ? (JSON.parse(row?.names ?? "{}") as Record<string, string>) : undefined;
+  for (const r of rows) {
+    const [up, down] = (r.key !== null && ratings[r.key]) || [0, 0];
+    r.ratingsUp = up;
+    r.ratingsDown = down;
+    if (names) r.name = r.key === null ? null : (names[r.key] ?? null);
+  }
+  return rows;
 }
 
 const columns = (fields: readonly string[]) => sql.raw(fields.map(columnName).join(", "));
@@ -62,23 +81,48 @@ function dayParts(range: { from: string; to: string }, groupBy: "day" | "model")
 
 /**
  * By person: for each person and model used in the range, the totals at its end (the running
- * totals, or the day's row at or before the end) less those before its start; and the erased
- * accounts' days of the range, as the person ''.
+ * totals, or the last day's row at or before the end) and, negated, those before its start
+ * (the last day's row before it), as parts that add up to the range's sums; the erased
+ * accounts' days of the range, as the person ''; and the names of the people. Each lookup of
+ * a day's row is one seek (`order by day desc limit 1`), made only where the range cuts a
+ * person's days; `ends` is materialized so that the seek for the end is made once.
  */
 function personParts(range: { from: string; to: string }): SQL {
   const { from, to } = range;
-  const atEnd = (f: string) => `coalesce(a.${columnName(f)}, t.${columnName(f)}) - coalesce(b.${columnName(f)}, 0)`;
-  // The latest row of the person and model at or before a day; only looked for where it is needed.
-  const latest = (when: SQL, comparison: SQL) =>
-    sql`case when ${when} then (select max(c.day) from usage_user_cumulative c where c.user_id = t.user_id and c.model = t.model and ${comparison}) end`;
-  return sql`select json_group_array(json_array(user_id, model, ${columns(PERSON_FIELDS)})) as parts from (
-    select t.user_id, t.model, ${sql.raw(PERSON_FIELDS.map((f) => `${atEnd(f)} as ${columnName(f)}`).join(", "))}
-    from usage_user_totals t
-      left join usage_user_cumulative a on a.user_id = t.user_id and a.model = t.model and a.day = ${latest(sql`t.last_day > ${to}`, sql`c.day <= ${to}`)}
-      left join usage_user_cumulative b on b.user_id = t.user_id and b.model = t.model and b.day = ${latest(sql`t.first_day < ${from}`, sql`c.day < ${from}`)}
-    where t.first_day <= ${to} and t.last_day >= ${from} and (t.last_day <= ${to} or a.day >= ${from})
-    union all
-    select ${ERASED}, model, ${sql.raw(PERSON_FIELDS.map((f) => `sum(${columnName(f)})`).join(", "))} from usage_erased_days where day between ${from} and ${to} group by model)`;
+  const values = (prefix: string, sign = "") => sql.raw(PERSON_FIELDS.map((f) => `${sign}${prefix}.${columnName(f)}`).join(", "));
+  const latest = (comparison: SQL, sign = "") =>
+    sql`select json_array(c.user_id, c.model, ${values("c", sign)}) from usage_user_cumulative c
+      where c.user_id = t.user_id and c.model = t.model and ${comparison} order by c.day desc limit 1`;
+  return sql`with ends as materialized (
+      select t.user_id, t.model, t.first_day,
+        case when t.last_day <= ${to} then json_array(t.user_id, t.model, ${values("t")})
+          else (${latest(sql`c.day <= ${to} and c.day >= ${from}`)}) end as part
+      from usage_user_totals t
+      where t.first_day <= ${to} and t.last_day >= ${from}),
+    parts(part) as (
+      select part from ends where part is not null
+      union all
+      select (${latest(sql`c.day < ${from}`, "-")}) from ends t where t.part is not null and t.first_day < ${from}
+      union all
+      select json_array(${ERASED}, model, ${sql.raw(PERSON_FIELDS.map((f) => `sum(${columnName(f)})`).join(", "))}) from usage_erased_days where day between ${from} and ${to} group by model)
+    select '[' || coalesce(group_concat(part, ','), '') || ']' as parts,
+      (select json_group_object(id, name) from users where id in (select user_id from ends where part is not null)) as names
+    from parts`;
+}
+
+/**
+ * Thumbs up and down per key on the replies written in the range (messages_rated_idx holds
+ * the rated ones by time), as one JSON object: key → [up, down]. A rating has no time of its
+ * own: it counts on the day its reply was written, which is the day it was charged.
+ */
+function ratingsOf(range: { from: string; to: string }, groupBy: GroupBy): SQL {
+  const key = sql.raw(groupBy === "model" ? "model" : groupBy === "user" ? "user_id" : "strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')");
+  const from = Date.parse(`${range.from}T00:00:00.000Z`);
+  const to = Date.parse(`${range.to}T00:00:00.000Z`) + 86_400_000;
+  return sql`select json_group_object(key, json_array(up, down)) as ratings from (
+    select ${key} as key, sum(rating = 1) as up, sum(rating = -1) as down from messages
+    where rating is not null and created_at >= ${from} and created_at < ${to} and role = 'assistant' and status <> 'failed'
+    group by 1)`;
 }
 
 /**
@@ -110,6 +154,8 @@ function report(parts: Part[], prices: Prices, median: (times: number[]) => numb
       failed: s[5] ?? 0,
       medianTimeToFirstTokenMs: median(s.slice(n)),
       cost: cost === null ? null : Math.round(cost * 1e6) / 1e6,
+      ratingsUp: 0,
+      ratingsDown: 0,
     }))
     .sort((a, b) => byKey.compare(String(a.key), String(b.key)));
 }
@@ -119,11 +165,11 @@ const byKey = new Intl.Collator();
 
 /** The report as CSV (RFC 4180), a header line first. */
 export function usageCsv(rows: UsageRow[], groupBy: GroupBy): string {
-  const header = [groupBy, "messages", "credits", "inputTokens", "outputTokens", "estimatedTokenRows", "failed", "medianTimeToFirstTokenMs", "cost"];
+  const header = [groupBy, "messages", "credits", "inputTokens", "outputTokens", "estimatedTokenRows", "failed", "medianTimeToFirstTokenMs", "cost", "ratingsUp", "ratingsDown"];
   const cell = (v: unknown) => {
     const text = v === null || v === undefined ? "" : String(v);
     return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
   };
-  const lines = rows.map((r) => [r.key, r.messages, r.credits, r.inputTokens, r.outputTokens, r.estimatedTokenRows, r.failed, r.medianTimeToFirstTokenMs, r.cost].map(cell).join(","));
+  const lines = rows.map((r) => [r.key, r.messages, r.credits, r.inputTokens, r.outputTokens, r.estimatedTokenRows, r.failed, r.medianTimeToFirstTokenMs, r.cost, r.ratingsUp, r.ratingsDown].map(cell).join(","));
   return `${[header.join(","), ...lines].join("\r\n")}\r\n`;
 }

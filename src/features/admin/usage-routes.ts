@@ -11,6 +11,7 @@ const DAY = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a day, YYYY-MM-DD (
 const UsageRowSchema = z
   .object({
     key: z.string().nullable().openapi({ description: "The day (YYYY-MM-DD), the model id, or the user id (null: erased accounts)" }),
+    name: z.string().nullable().optional().openapi({ description: "With groupBy=user only: the account's name (null: erased accounts)" }),
     messages: z.number().int().openapi({ description: "Messages answered" }),
     credits: z.number().int().openapi({ description: "Credits charged" }),
     inputTokens: z.number().int().openapi({ description: "Tokens in, titles included (the operator's)" }),
@@ -23,6 +24,8 @@ const UsageRowSchema = z
       .nullable()
       .openapi({ description: "Median time to the first token of streamed replies, read off sums: by day or model from a histogram (buckets a factor of √2 apart), by person their geometric mean; null without one" }),
     cost: z.number().nullable().openapi({ description: "The operator's cost from the catalog's inputPricePerMillion and outputPricePerMillion (the prices' currency); null where no model of the row has a price" }),
+    ratingsUp: z.number().int().openapi({ description: "Replies written in the range that their person rated thumbs up (PUT …/rating), each counted once on the day it was written (and charged)" }),
+    ratingsDown: z.number().int().openapi({ description: "The same, thumbs down" }),
   })
   .openapi("UsageReportRow");
 
@@ -43,7 +46,7 @@ const usageRoute = adminRoute({
       description: "The rows, by key",
       content: {
         "application/json": { schema: z.object({ from: z.string(), to: z.string(), groupBy: z.enum(["day", "model", "user"]), items: z.array(UsageRowSchema) }).openapi("UsageReport") },
-        "text/csv": { schema: z.string().openapi({ description: "groupBy,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost" }) },
+        "text/csv": { schema: z.string().openapi({ description: "groupBy,messages,credits,inputTokens,outputTokens,estimatedTokenRows,failed,medianTimeToFirstTokenMs,cost,ratingsUp,ratingsDown" }) },
       },
     },
   },

@@ -3,6 +3,7 @@ import type { Principal } from "../../platform/auth/principal";
 import { ensureUserStep } from "../../platform/auth/users";
 import { BlobStoreError, type BlobStore } from "../../platform/blob-store";
 import type { Config } from "../../platform/config";
+import type { PdfjsLoader } from "../../platform/deps";
 import { Batch, type Db, type Step } from "../../platform/db";
 import { hex, randomId } from "../../platform/encoding";
 import { DomainError, excerpt } from "../../platform/errors";
@@ -24,6 +25,8 @@ export interface AttachmentDeps {
   log: Logger;
   now: () => Date;
   blobs?: BlobStore;
+  /** How the runtime loads pdf.js (the Worker's own module); unpdf's bundled copy without it. */
+  pdfjs?: PdfjsLoader;
 }
 
 /** What removing files needs (the daily job has no more). */
@@ -92,7 +95,7 @@ export async function uploadAttachment(deps: AttachmentDeps, principal: Principa
   const limit = sniffed.kind === "image" ? config.MAX_IMAGE_BYTES : config.MAX_DOCUMENT_BYTES;
   if (bytes.length > limit) throw new AttachmentTooLarge(`${excerpt(name)} (${formatBytes(bytes.length)})`, limit);
   await requireRoom(deps, principal.userId, bytes.length);
-  const extracted = sniffed.kind === "document" ? await documentText(bytes, sniffed.type, name) : undefined;
+  const extracted = sniffed.kind === "document" ? await documentText(bytes, sniffed.type, name, deps.pdfjs) : undefined;
   // WebCrypto's digest runs off the event loop on Node (libuv's pool) and natively on Workers.
   const sha256 = hex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>)));
   try {
@@ -300,13 +303,16 @@ export async function deleteUnsentUploads(deps: FileDeps, now: Date): Promise<nu
   return deleted.length;
 }
 
-/** Deletes every attachment of a person and the files no one else's upload keeps (the account's erasure calls this). */
-export async function deleteAttachmentsOf(deps: FileDeps, userId: string): Promise<void> {
-  const [, deleted] = await deps.db.batch([
-    deps.db.delete(messageAttachments).where(sql`${messageAttachments.attachmentId} in (select id from ${attachments} where user_id = ${userId})`),
-    deps.db.delete(attachments).where(eq(attachments.userId, userId)).returning({ sha256: attachments.sha256 }),
-  ]);
-  await removeUnusedFiles(deps, deleted.map((r) => r.sha256));
+/**
+ * The statements that delete every attachment of a person and their links, for the batch
+ * that erases the account (src/features/account/erasure.ts); the hashes they free, whose
+ * files removeUnusedFiles then removes unless another person's upload keeps them.
+ */
+export function accountAttachmentDeletions(db: Db, userId: string) {
+  return [
+    db.delete(messageAttachments).where(sql`${messageAttachments.attachmentId} in (select id from ${attachments} where user_id = ${userId})`),
+    db.delete(attachments).where(eq(attachments.userId, userId)).returning({ sha256: attachments.sha256 }),
+  ] as const;
 }
 
 /**

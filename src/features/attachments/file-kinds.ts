@@ -1,4 +1,5 @@
 import { fileTypeFromBuffer } from "file-type/core";
+import type { PdfjsLoader } from "../../platform/deps";
 import { DomainError, excerpt } from "../../platform/errors";
 
 // ---------------------------------------------------------------------------------------
@@ -75,11 +76,10 @@ function textTypeOf(name: string): string {
   return "text/plain";
 }
 
-/** A document's text, and a PDF's page count. */
-export async function documentText(bytes: Uint8Array, type: string, name: string): Promise<{ text: string; pages?: number }> {
+/** A document's text, and a PDF's page count; `pdfjs` loads pdf.js where the runtime keeps it apart (the Worker). */
+export async function documentText(bytes: Uint8Array, type: string, name: string, pdfjs?: PdfjsLoader): Promise<{ text: string; pages?: number }> {
   if (type !== "application/pdf") return { text: utf8(bytes) ?? "" };
-  // Loaded on first use: pdf.js is most of the code an upload runs.
-  const { extractText, getDocumentProxy } = await import("unpdf");
+  const { extractText, getDocumentProxy } = await unpdf(pdfjs);
   let pages: number;
   let text: string;
   try {
@@ -92,4 +92,23 @@ export async function documentText(bytes: Uint8Array, type: string, name: string
   }
   if (!/\S/.test(text)) throw new DocumentWithoutText(name, `has no text layer (${pages} page${pages === 1 ? "" : "s"} of images only)`);
   return { text, pages };
+}
+
+let pdfjsDefined: Promise<void> | undefined;
+
+/**
+ * unpdf, loaded on first use (pdf.js is most of the code an upload runs), with the
+ * runtime's pdf.js when it hands one in: defined once, when the first PDF comes, so that
+ * an isolate that never sees a PDF never loads it.
+ */
+async function unpdf(pdfjs: PdfjsLoader | undefined) {
+  const module = await import("unpdf");
+  if (pdfjs) {
+    pdfjsDefined ??= module.definePDFJSModule(pdfjs).catch((err) => {
+      pdfjsDefined = undefined;
+      throw err;
+    });
+    await pdfjsDefined;
+  }
+  return module;
 }

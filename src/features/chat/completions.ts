@@ -113,7 +113,7 @@ export type OpenedCompletion =
  */
 export async function openCompletion(deps: ChatDeps, input: CompletionInput): Promise<OpenedCompletion> {
   requireCapabilities(knownModel(deps.models, input.modelId), input.messages, input.tooling);
-  const fingerprint = await sha256Hex(
+  const fingerprint = sha256Hex(
     JSON.stringify(["POST /v1/chat/completions", input.modelId, input.messages, input.sampling, input.contextId ?? null, ...(input.tooling && Object.keys(input.tooling).length > 0 ? [input.tooling] : [])]),
   );
   const idempotency = input.idempotencyKey ? { key: input.idempotencyKey, fingerprint } : undefined;

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { createRouter } from "../../platform/http/router";
 import { errorResponses } from "../../platform/http/error-responses";
 import { eq } from "drizzle-orm";
+import { callerIsAdmin } from "../../platform/auth/admin-check";
 import { optionalAuth } from "../../platform/auth/credentials";
 import { planIncludes } from "../../platform/plans";
 import { users } from "../../../schema/index";
@@ -22,6 +23,10 @@ const ModelSchema = z
     credits: z.number().int().openapi({ example: 1, description: "Credits one message costs" }),
     default: z.boolean().openapi({ description: "The model used when a message names none" }),
     available: z.boolean().openapi({ description: "False when this server has no credentials for its provider" }),
+    setup: z.string().optional().openapi({
+      example: "set ANTHROPIC_API_KEY",
+      description: "Only to an admin (ADMINS), on a model that is not available: what the operator must configure for it to answer",
+    }),
     images: z.boolean().openapi({ description: "Takes image content parts (POST /v1/chat/completions)" }),
     tools: z.boolean().openapi({ description: "Takes tools (POST /v1/chat/completions)" }),
     fallbacks: z.array(z.string()).openapi({ description: "Models that answer in its place when its provider fails before the first token" }),
@@ -51,10 +56,12 @@ const listModels = createRoute({
 
 export const modelRoutes = createRouter().openapi(listModels, async (c) => {
   const { db, models, now, config } = c.get("deps");
-  const userId = c.get("principal")?.userId;
-  const [speeds, account] = await Promise.all([
+  const principal = c.get("principal");
+  const userId = principal?.userId;
+  const [speeds, account, admin] = await Promise.all([
     measuredSpeeds(db, models, now()),
     userId === undefined ? undefined : db.select({ planId: users.planId }).from(users).where(eq(users.id, userId)).then((rows) => rows[0]),
+    callerIsAdmin(db, config.admins, principal),
   ]);
   const plan = config.plans.of(account?.planId);
   const list = models.list().map((m) => {
@@ -69,6 +76,7 @@ export const modelRoutes = createRouter().openapi(listModels, async (c) => {
       credits: m.credits,
       default: m.default,
       available: m.available,
+      ...(admin && !m.available && m.setup ? { setup: m.setup } : {}),
       images: m.images,
       tools: m.tools,
       fallbacks: [...m.fallbacks],

@@ -93,7 +93,7 @@ export type OpenedMessage =
   | { kind: "ready"; exchange: Exchange; prompt: ChatMessage[]; placement: Placement };
 
 /** What makes two requests with the same Idempotency-Key the same request. */
-export function turnFingerprint(turn: ChatTurn, modelId: string | undefined): Promise<string> {
+export function turnFingerprint(turn: ChatTurn, modelId: string | undefined): string {
   if (turn.kind === "regenerate") return sha256Hex(JSON.stringify(["POST regenerate", turn.contextId, turn.replyId, modelId ?? null]));
   const parts: unknown[] = ["POST /chat/send", turn.message, modelId ?? null, turn.contextId ?? null];
   // Said only when sent, so that the keys of requests made before these fields still match.
@@ -111,7 +111,7 @@ export function turnFingerprint(turn: ChatTurn, modelId: string | undefined): Pr
 export async function openMessage(deps: ChatDeps, input: OpenMessageInput): Promise<OpenedMessage> {
   const { turn } = input;
   const userId = input.principal.userId;
-  const idempotency = input.idempotency && { key: input.idempotency.key, fingerprint: input.idempotency.fingerprint ?? (await turnFingerprint(turn, input.modelId)) };
+  const idempotency = input.idempotency && { key: input.idempotency.key, fingerprint: input.idempotency.fingerprint ?? turnFingerprint(turn, input.modelId) };
   const contextId = turn.contextId ?? randomId("ctx");
   const end = branchEnd(turn);
   const required = requiredReply(turn);

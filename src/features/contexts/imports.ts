@@ -82,8 +82,14 @@ function array(value: unknown, path: string): unknown[] {
 /** This service's export, version 1. Times it lacks are the import's. */
 function fromExport(doc: Record<string, unknown>, now: number): ImportedContext[] {
   if (doc.version !== EXPORT_VERSION) throw new ImportInvalid("version", `must be ${EXPORT_VERSION}, the version this service reads`);
+  const groupNames = exportedGroups(doc.groups);
+  return array(doc.contexts, "contexts").map((c, i) => exportedContext(c, at("contexts", i), groupNames, now));
+}
+
+/** The file's groups: each id's name. */
+function exportedGroups(value: unknown): Map<string, string> {
   const groupNames = new Map<string, string>();
-  array(doc.groups ?? [], "groups").forEach((g, i) => {
+  array(value ?? [], "groups").forEach((g, i) => {
     const path = at("groups", i);
     if (!isObject(g)) throw new ImportInvalid(path, "must be an object");
     const id = string(g.id, at(path, "id"))!;
@@ -91,60 +97,63 @@ function fromExport(doc: Record<string, unknown>, now: number): ImportedContext[
     if (name === "" || Array.from(name).length > 100) throw new ImportInvalid(at(path, "name"), "must be 1..100 characters");
     groupNames.set(id, name);
   });
-  return array(doc.contexts, "contexts").map((c, i) => {
-    const path = at("contexts", i);
-    if (!isObject(c)) throw new ImportInvalid(path, "must be an object");
-    const groupId = c.groupId === undefined ? null : string(c.groupId, at(path, "groupId"), { nullable: true });
-    if (groupId !== null && !groupNames.has(groupId)) throw new ImportInvalid(at(path, "groupId"), `names no group of this file's "groups"`);
-    const nameSource = c.nameSource === undefined ? "person" : c.nameSource;
-    if (nameSource !== "person" && nameSource !== "message" && nameSource !== "model") {
-      throw new ImportInvalid(at(path, "nameSource"), 'must be "person", "message" or "model"');
-    }
-    const instructions = c.instructions === undefined ? null : string(c.instructions, at(path, "instructions"), { max: MAX_INSTRUCTIONS, nullable: true });
-    const createdAt = time(c.createdAt, at(path, "createdAt"), now, now);
+  return groupNames;
+}
 
-    const parents = new Map<string, string | null>();
-    const list = array(c.messages ?? [], at(path, "messages")).map((m, j): ImportedMessage => {
-      const mpath = at(at(path, "messages"), j);
-      if (!isObject(m)) throw new ImportInvalid(mpath, "must be an object");
-      const key = string(m.id, at(mpath, "id"), { max: 200 })!;
-      if (parents.has(key)) throw new ImportInvalid(at(mpath, "id"), `"${excerpt(key)}" is the id of another message of this context`);
-      const parentKey = m.parentId === undefined ? null : string(m.parentId, at(mpath, "parentId"), { nullable: true });
-      parents.set(key, parentKey);
-      if (m.role !== "user" && m.role !== "assistant") throw new ImportInvalid(at(mpath, "role"), 'must be "user" or "assistant"');
-      const content = string(m.content, at(mpath, "content"))!;
-      return {
-        key,
-        parentKey,
-        role: m.role,
-        content: checkContent(content, at(mpath, "content")),
-        model: m.model === undefined ? null : string(m.model, at(mpath, "model"), { max: 100, nullable: true }),
-        createdAt: time(m.createdAt, at(mpath, "createdAt"), createdAt, now),
-        ...(m.attachments === undefined ? {} : { files: importedFiles(m.attachments, at(mpath, "attachments")) }),
-      };
-    });
-    list.forEach((m, j) => {
-      if (m.parentKey !== null && !parents.has(m.parentKey)) {
-        throw new ImportInvalid(at(at(at(path, "messages"), j), "parentId"), "names no message of this context");
-      }
-    });
-    checkAcyclic(parents, (key) => at(at(at(path, "messages"), list.findIndex((m) => m.key === key)), "parentId"));
-    const leafKey = c.leafId === undefined ? null : string(c.leafId, at(path, "leafId"), { nullable: true });
-    if (leafKey !== null && !parents.has(leafKey)) throw new ImportInvalid(at(path, "leafId"), "names no message of this context");
-    return {
-      name: importedName(string(c.name, at(path, "name")), "Imported conversation"),
-      nameSource,
-      groupName: groupId === null ? null : groupNames.get(groupId)!,
-      instructions: instructions?.trim() ? instructions : null,
-      pinned: boolean(c.pinned, at(path, "pinned")),
-      archived: boolean(c.archived, at(path, "archived")),
-      createdAt,
-      updatedAt: time(c.updatedAt, at(path, "updatedAt"), createdAt, now),
-      leafKey,
-      messages: list,
-      sourceId: c.id === undefined ? null : string(c.id, at(path, "id"), { max: 200, nullable: true }),
-    };
+/** One context of the file, its messages a tree (each parent in the context, no cycle). */
+function exportedContext(c: unknown, path: string, groupNames: Map<string, string>, now: number): ImportedContext {
+  if (!isObject(c)) throw new ImportInvalid(path, "must be an object");
+  const groupId = c.groupId === undefined ? null : string(c.groupId, at(path, "groupId"), { nullable: true });
+  if (groupId !== null && !groupNames.has(groupId)) throw new ImportInvalid(at(path, "groupId"), `names no group of this file's "groups"`);
+  const nameSource = c.nameSource === undefined ? "person" : c.nameSource;
+  if (nameSource !== "person" && nameSource !== "message" && nameSource !== "model") {
+    throw new ImportInvalid(at(path, "nameSource"), 'must be "person", "message" or "model"');
+  }
+  const instructions = c.instructions === undefined ? null : string(c.instructions, at(path, "instructions"), { max: MAX_INSTRUCTIONS, nullable: true });
+  const createdAt = time(c.createdAt, at(path, "createdAt"), now, now);
+
+  const messagesPath = at(path, "messages");
+  const parents = new Map<string, string | null>();
+  const list = array(c.messages ?? [], messagesPath).map((m, j) => exportedMessage(m, at(messagesPath, j), parents, createdAt, now));
+  list.forEach((m, j) => {
+    if (m.parentKey !== null && !parents.has(m.parentKey)) throw new ImportInvalid(at(at(messagesPath, j), "parentId"), "names no message of this context");
   });
+  checkAcyclic(parents, (key) => at(at(messagesPath, list.findIndex((m) => m.key === key)), "parentId"));
+  const leafKey = c.leafId === undefined ? null : string(c.leafId, at(path, "leafId"), { nullable: true });
+  if (leafKey !== null && !parents.has(leafKey)) throw new ImportInvalid(at(path, "leafId"), "names no message of this context");
+  return {
+    name: importedName(string(c.name, at(path, "name")), "Imported conversation"),
+    nameSource,
+    groupName: groupId === null ? null : groupNames.get(groupId)!,
+    instructions: instructions?.trim() ? instructions : null,
+    pinned: boolean(c.pinned, at(path, "pinned")),
+    archived: boolean(c.archived, at(path, "archived")),
+    createdAt,
+    updatedAt: time(c.updatedAt, at(path, "updatedAt"), createdAt, now),
+    leafKey,
+    messages: list,
+    sourceId: c.id === undefined ? null : string(c.id, at(path, "id"), { max: 200, nullable: true }),
+  };
+}
+
+/** One message of an exported context; its id and parent's are noted in `parents`. */
+function exportedMessage(m: unknown, path: string, parents: Map<string, string | null>, contextCreatedAt: number, now: number): ImportedMessage {
+  if (!isObject(m)) throw new ImportInvalid(path, "must be an object");
+  const key = string(m.id, at(path, "id"), { max: 200 })!;
+  if (parents.has(key)) throw new ImportInvalid(at(path, "id"), `"${excerpt(key)}" is the id of another message of this context`);
+  const parentKey = m.parentId === undefined ? null : string(m.parentId, at(path, "parentId"), { nullable: true });
+  parents.set(key, parentKey);
+  if (m.role !== "user" && m.role !== "assistant") throw new ImportInvalid(at(path, "role"), 'must be "user" or "assistant"');
+  const content = string(m.content, at(path, "content"))!;
+  return {
+    key,
+    parentKey,
+    role: m.role,
+    content: checkContent(content, at(path, "content")),
+    model: m.model === undefined ? null : string(m.model, at(path, "model"), { max: 100, nullable: true }),
+    createdAt: time(m.createdAt, at(path, "createdAt"), contextCreatedAt, now),
+    ...(m.attachments === undefined ? {} : { files: importedFiles(m.attachments, at(path, "attachments")) }),
+  };
 }
 
 /** Bound text of JSON statements is kept under this many bytes (D1 refuses strings over 2 MB). */
@@ -171,22 +180,39 @@ function importedFiles(value: unknown, path: string): Array<{ name: string; byte
  */
 export async function importContexts(db: Db, principal: Principal, imported: ImportedContext[], now: Date): Promise<{ items: ContextView[]; skipped: number }> {
   const userId = principal.userId;
-  const nowMs = now.getTime();
   const statements: BatchItem<"sqlite">[] = [];
   const user = ensureUser(db, principal, now);
   if (user) statements.push(user);
+  const groupsMade = groupsStatement(db, userId, imported, now.getTime());
+  if (groupsMade) statements.push(groupsMade);
+  const rows = importedRows(imported, now.getTime());
+  statements.push(...insertStatements(db, userId, rows));
+  const created = db
+    .select(contextColumns)
+    .from(contexts)
+    .where(sql`${contexts.userId} = ${userId} and ${contexts.id} in (select value from json_each(${JSON.stringify(rows.ids)}))`);
+  // Statements of the query builder only: drizzle's D1 driver cannot put a raw statement
+  // with parameters (db.run(sql`…`)) in a batch.
+  statements.push(created);
+  const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+  const byId = new Map((results.at(-1) as Awaited<typeof created>).map((row) => [row.id, toContextView(row)]));
+  const items = rows.ids.flatMap((id) => byId.get(id) ?? []);
+  return { items, skipped: rows.ids.length - items.length };
+}
 
+/** The groups the imported contexts name, made where the caller has none of that name. */
+function groupsStatement(db: Db, userId: string, imported: ImportedContext[], nowMs: number): BatchItem<"sqlite"> | undefined {
   const groupNames = [...new Set(imported.map((c) => c.groupName).filter((n): n is string => n !== null))];
-  if (groupNames.length > 0) {
-    const rows = JSON.stringify(groupNames.map((name) => [randomId("grp"), name]));
-    statements.push(
-      db
-        .insert(groups)
-        .select(sql`select json_extract(value, '$[0]'), ${userId}, json_extract(value, '$[1]'), ${nowMs}, ${nowMs} from json_each(${rows}) where true`)
-        .onConflictDoNothing({ target: [groups.userId, groups.name] }),
-    );
-  }
+  if (groupNames.length === 0) return undefined;
+  const rows = JSON.stringify(groupNames.map((name) => [randomId("grp"), name]));
+  return db
+    .insert(groups)
+    .select(sql`select json_extract(value, '$[0]'), ${userId}, json_extract(value, '$[1]'), ${nowMs}, ${nowMs} from json_each(${rows}) where true`)
+    .onConflictDoNothing({ target: [groups.userId, groups.name] });
+}
 
+/** The rows to insert, as JSON arrays, with new ids; `ids`: the contexts', in the file's order. */
+function importedRows(imported: ImportedContext[], nowMs: number) {
   // The newest in the file is the newest of all; the others just before it, in order.
   const order = imported.map((c, i) => ({ c, i })).sort((a, b) => a.c.updatedAt - b.c.updatedAt || a.i - b.i);
   const updatedAt = new Map(order.map(({ i }, rank) => [i, nowMs - (order.length - 1 - rank)]));
@@ -202,23 +228,16 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
       messageRows.push([idOf.get(m.key), contextId, m.role, m.content, m.model, m.parentKey === null ? null : idOf.get(m.parentKey), m.createdAt]);
       for (const [position, attachmentId] of (m.attachmentIds ?? []).entries()) linkRows.push([idOf.get(m.key), attachmentId, position]);
     }
-    contextRows.push([
-      contextId,
-      c.name,
-      c.nameSource,
-      c.groupName,
-      c.instructions,
-      c.pinned ? 1 : 0,
-      c.archived ? 1 : 0,
-      c.leafKey === null ? newestLeaf(c.messages, idOf) : idOf.get(c.leafKey),
-      c.messages.length,
-      c.createdAt,
-      updatedAt.get(i),
-      c.sourceId,
-    ]);
+    const leaf = c.leafKey === null ? newestLeaf(c.messages, idOf) : idOf.get(c.leafKey);
+    contextRows.push([contextId, c.name, c.nameSource, c.groupName, c.instructions, c.pinned ? 1 : 0, c.archived ? 1 : 0, leaf, c.messages.length, c.createdAt, updatedAt.get(i), c.sourceId]);
   });
+  return { contextRows, messageRows, linkRows, ids };
+}
 
-  for (const chunk of chunks(contextRows)) {
+/** The inserts of the contexts (but those already here), their messages and their attachments' links, in chunks. */
+function insertStatements(db: Db, userId: string, rows: ReturnType<typeof importedRows>): BatchItem<"sqlite">[] {
+  const statements: BatchItem<"sqlite">[] = [];
+  for (const chunk of chunks(rows.contextRows)) {
     // The select's values in the table's column order, which is the order insert…select writes them in.
     statements.push(
       db.insert(contexts).select(
@@ -235,7 +254,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
       ),
     );
   }
-  for (const chunk of chunks(messageRows)) {
+  for (const chunk of chunks(rows.messageRows)) {
     statements.push(
       db.insert(messages).select(
         sql`select json_extract(value, '$[0]'), json_extract(value, '$[1]'), ${userId}, json_extract(value, '$[2]'), json_extract(value, '$[3]'),
@@ -246,7 +265,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
       ),
     );
   }
-  for (const chunk of chunks(linkRows)) {
+  for (const chunk of chunks(rows.linkRows)) {
     // Only the importer's own attachments (those the route uploaded from the file).
     statements.push(
       db.insert(messageAttachments).select(
@@ -255,17 +274,7 @@ export async function importContexts(db: Db, principal: Principal, imported: Imp
       ),
     );
   }
-  const created = db
-    .select(contextColumns)
-    .from(contexts)
-    .where(sql`${contexts.userId} = ${userId} and ${contexts.id} in (select value from json_each(${JSON.stringify(ids)}))`);
-  // Statements of the query builder only: drizzle's D1 driver cannot put a raw statement
-  // with parameters (db.run(sql`…`)) in a batch.
-  statements.push(created);
-  const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  const byId = new Map((results.at(-1) as Awaited<typeof created>).map((row) => [row.id, toContextView(row)]));
-  const items = ids.flatMap((id) => byId.get(id) ?? []);
-  return { items, skipped: ids.length - items.length };
+  return statements;
 }
 
 /** The newest message no other follows: where a file that names no active branch ends it. */

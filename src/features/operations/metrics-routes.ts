@@ -3,7 +3,7 @@ import type { AppEnv } from "../../platform/deps";
 import { countFailedAuthentication } from "../../platform/auth/credentials";
 import { sha256Hex } from "../../platform/encoding";
 import { ApiError } from "../../platform/http/errors";
-import { isLoopback } from "../sign-in/sign-in-proof";
+import { isLoopback } from "../../platform/auth/rate-limit";
 
 // GET /metrics: what the runtime's metrics collect, in Prometheus' text format, for the
 // operator's scraper. Not in the OpenAPI document: it is the operator's, not the API's.
@@ -38,14 +38,15 @@ async function requireScraper(c: Context<AppEnv>): Promise<void> {
   if (sent === undefined) {
     throw new ApiError("unauthenticated", "the metrics need METRICS_TOKEN: send 'Authorization: Bearer <METRICS_TOKEN>'", { headers: { "WWW-Authenticate": 'Bearer realm="metrics"' } });
   }
-  if (await sameSecret(sent, token)) return;
+  if (sameSecret(sent, token)) return;
   await countFailedAuthentication(c);
   throw new ApiError("metrics_forbidden", "this is not the metrics token: send the server's METRICS_TOKEN as the bearer token");
 }
 
 /** Whether two secrets are equal, in a time that says nothing of where they differ (their digests are compared whole). */
-async function sameSecret(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([sha256Hex(a), sha256Hex(b)]);
+function sameSecret(a: string, b: string): boolean {
+  const x = sha256Hex(a);
+  const y = sha256Hex(b);
   let diff = 0;
   for (let i = 0; i < x.length; i++) diff |= x.charCodeAt(i) ^ y.charCodeAt(i);
   return diff === 0;

@@ -133,7 +133,7 @@ export async function startSession(
   const results = await db.batch([
     ...options.prepare,
     db.insert(sessions).values({ id: sessionId, userId, method, identityId: identityIdOf(options.identity), device, createdAt: now, lastUsedAt: now, accessExpiresAt }),
-    db.insert(refreshTokens).values({ hash: await sha256Hex(refreshToken), sessionId, createdAt: now }),
+    db.insert(refreshTokens).values({ hash: sha256Hex(refreshToken), sessionId, createdAt: now }),
     endSurplus,
     deleteSurplus,
     summary(db, userId),
@@ -157,7 +157,7 @@ export async function refreshSession(
 ): Promise<SessionStart> {
   const { db } = store;
   const { now, idleMs } = options;
-  const hash = await sha256Hex(token);
+  const hash = sha256Hex(token);
   const [rotated, [found]] = await db.batch([
     db
       .update(refreshTokens)
@@ -185,7 +185,7 @@ export async function refreshSession(
   }
   const refreshToken = newRefreshToken();
   const [, , [user]] = await db.batch([
-    db.insert(refreshTokens).values({ hash: await sha256Hex(refreshToken), sessionId: found.sessionId, createdAt: now }),
+    db.insert(refreshTokens).values({ hash: sha256Hex(refreshToken), sessionId: found.sessionId, createdAt: now }),
     db
       .update(sessions)
       .set({ lastUsedAt: now, accessExpiresAt: new Date(now.getTime() + options.ttlSeconds * 1000) })
@@ -197,7 +197,7 @@ export async function refreshSession(
 
 /** Ends the session a refresh token belongs to (live or already rotated), if there is one. One round trip. */
 export async function endSessionByToken(store: SessionStore, token: string, now: Date): Promise<void> {
-  const hash = await sha256Hex(token);
+  const hash = sha256Hex(token);
   await endSessions(store, sql`${sessions.id} = (select ${refreshTokens.sessionId} from ${refreshTokens} where ${refreshTokens.hash} = ${hash})`, "signed-out", now);
 }
 

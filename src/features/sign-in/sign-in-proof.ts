@@ -6,7 +6,7 @@ import { DomainError, excerpt } from "../../platform/errors";
 import { DisplayName } from "../../platform/http/display-name";
 import { publicOrigin } from "../../platform/http/public-origin";
 import { countFailedAuthentication } from "../../platform/auth/credentials";
-import { clientKey } from "../../platform/auth/rate-limit";
+import { clientKey, isLoopback } from "../../platform/auth/rate-limit";
 import { proveLocalName, proveProviderToken, proveWallet, type ProvenIdentity } from "./proofs";
 import type { SignUpRequest } from "./sign-up";
 
@@ -146,12 +146,6 @@ export function refuseRemoteLocalLogin(c: Context<AppEnv>): void {
     "local_login_loopback_only",
     "signing in with a name works only on the machine this server runs on (it has no identity provider): open it there, or ask its operator to set LOCAL_LOGIN=network or configure an identity provider",
   );
-}
-
-/** 127.0.0.0/8 and ::1, also written as IPv4-mapped IPv6. */
-export function isLoopback(address: string): boolean {
-  const plain = address.toLowerCase().replace(/^::ffff:(?=\d+\.)/, "");
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(plain) || plain === "::1" || plain === "0:0:0:0:0:0:0:1";
 }
 
 /**

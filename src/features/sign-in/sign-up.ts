@@ -93,7 +93,7 @@ async function useInvite(db: Db, code: string, now: Date): Promise<Admission> {
   const used = await db
     .update(invites)
     .set({ usesLeft: sql`${invites.usesLeft} - 1` })
-    .where(and(sql`${invites.codeHash} = ${await sha256Hex(code.trim())}`, gt(invites.usesLeft, 0), or(isNull(invites.expiresAt), gt(invites.expiresAt, now))))
+    .where(and(sql`${invites.codeHash} = ${sha256Hex(code.trim())}`, gt(invites.usesLeft, 0), or(isNull(invites.expiresAt), gt(invites.expiresAt, now))))
     .returning({ id: invites.id, planId: invites.planId });
   if (used.length === 0) {
     throw new DomainError("invite_invalid", "this invite code is not valid: it is mistyped, used up or expired; check it, or ask for a new one", {

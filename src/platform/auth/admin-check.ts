@@ -1,6 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
-import { isAdmin, type AccountIdentifiers } from "../admins";
+import { isAdmin, type AccountIdentifiers, type Admins } from "../admins";
 import type { Db } from "../db";
 import type { AppEnv } from "../deps";
 import { ApiError } from "../http/errors";
@@ -33,6 +33,16 @@ export function identifiersOf(
   const wallets = [...walletSignIns, ...(row?.wallet ? [row.wallet] : [])];
   if (principal.via === "jwt" && principal.identity.wallet) wallets.push(principal.identity.wallet);
   return { userId: principal.userId, wallets, verifiedEmails: emails };
+}
+
+/**
+ * Whether the caller is one of the admins ADMINS names, for what only they are shown (what
+ * the operator must set). Never by an API key, as the console; no read when ADMINS is unset.
+ */
+export async function callerIsAdmin(db: Db, admins: Admins, principal: Principal | undefined): Promise<boolean> {
+  if (!principal || principal.via === "api-key") return false;
+  if (admins.userIds.size + admins.wallets.size + admins.emails.size === 0) return false;
+  return isAdmin(admins, await accountIdentifiers(db, principal));
 }
 
 /** For the operator's console (/admin/*): anyone but an admin, and every API key, gets 403 admin_only. */

@@ -1,5 +1,5 @@
-import { and, eq, isNull, lte, or } from "drizzle-orm";
-import type { Db } from "../db";
+import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
+import { perDb, type Db } from "../db";
 import { apiKeys, users } from "../../../schema/index";
 import { randomId, sha256Hex } from "../encoding";
 
@@ -17,14 +17,14 @@ export function isApiKey(credential: string): boolean {
 /** A new secret (192 random bits), its stored hash, and its visible prefix. */
 export async function generateApiKey(): Promise<{ key: string; hash: string; prefix: string }> {
   const key = randomId("sk", 24);
-  return { key, hash: await hashApiKey(key), prefix: key.slice(0, API_KEY_PREFIX.length + VISIBLE_CHARS) };
+  return { key, hash: hashApiKey(key), prefix: key.slice(0, API_KEY_PREFIX.length + VISIBLE_CHARS) };
 }
 
 /**
  * Keys carry 192 random bits, so a plain SHA-256 is as strong as a slow hash here, and
  * looking the hash up by index leaks nothing about the secret's bytes.
  */
-export function hashApiKey(key: string): Promise<string> {
+export function hashApiKey(key: string): string {
   return sha256Hex(key);
 }
 
@@ -44,9 +44,9 @@ export interface ApiKeyOwner extends ApiKeyLimits {
   suspendedReason: string | null;
 }
 
-/** The live key with this secret, with its limits and its account's suspension, or null. One indexed read. */
-export async function findApiKey(db: Db, key: string): Promise<ApiKeyOwner | null> {
-  const [row] = await db
+// Built once per database handle (every API-key request runs them): see perDb.
+const keyStatements = perDb((db) => ({
+  find: db
     .select({
       keyId: apiKeys.id,
       userId: apiKeys.userId,
@@ -59,8 +59,20 @@ export async function findApiKey(db: Db, key: string): Promise<ApiKeyOwner | nul
     })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(eq(apiKeys.hash, await hashApiKey(key)))
-    .limit(1);
+    .where(eq(apiKeys.hash, sql.placeholder("hash")))
+    .limit(1)
+    .prepare(),
+  // The condition is repeated in SQL so that concurrent requests racing past isStale record one use, not one each.
+  touch: db
+    .update(apiKeys)
+    .set({ lastUsedAt: sql`${sql.placeholder("now")}` })
+    .where(and(eq(apiKeys.id, sql.placeholder("keyId")), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, sql.placeholder("staleBefore")))))
+    .prepare(),
+}));
+
+/** The live key with this secret, with its limits and its account's suspension, or null. One indexed read. */
+export async function findApiKey(db: Db, key: string): Promise<ApiKeyOwner | null> {
+  const row = await keyStatements(db).find.get({ hash: hashApiKey(key) });
   return row ?? null;
 }
 
@@ -71,14 +83,9 @@ function isStale(owner: ApiKeyOwner, now: Date): boolean {
 
 /**
  * Records use of a key when its lastUsedAt is older than the resolution: no write at all
- * for most requests, and the condition is repeated in SQL so that concurrent requests
- * racing past the first check still record one use, not one each.
+ * for most requests (the statement repeats the condition for concurrent ones).
  */
 export async function touchApiKey(db: Db, owner: ApiKeyOwner, now: Date): Promise<void> {
   if (!isStale(owner, now)) return;
-  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
-  await db
-    .update(apiKeys)
-    .set({ lastUsedAt: now })
-    .where(and(eq(apiKeys.id, owner.keyId), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, staleBefore))));
+  await keyStatements(db).touch.run({ keyId: owner.keyId, now: now.getTime(), staleBefore: now.getTime() - LAST_USED_RESOLUTION_MS });
 }

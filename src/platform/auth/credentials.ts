@@ -4,7 +4,8 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../deps";
 import { ApiError } from "../http/errors";
 import { waitUntil } from "../wait-until";
-import { findApiKey, isApiKey, touchApiKey } from "./api-keys";
+import { findApiKey, isApiKey, touchApiKey, type ApiKeyOwner } from "./api-keys";
+import type { Principal } from "./principal";
 import { clientKey } from "./rate-limit";
 import { InvalidTokenError, KeysUnavailable, type Identity } from "./jwt";
 import { publicOrigin } from "../http/public-origin";
@@ -28,74 +29,26 @@ function unauthorized(message: string, error?: "invalid_request" | "invalid_toke
  */
 export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   const deps = c.get("deps");
-  const { db, verifyJwt, now, log, rateLimiter, sessionTokens, identityLinks } = deps;
-
-  let key: Awaited<ReturnType<typeof findApiKey>> = null;
+  let key: ApiKeyOwner | null = null;
   try {
     const credential = readCredential(c.req.header("X-API-Key"), c.req.header("Authorization"));
     if (credential.kind === "api-key") {
-      key = await findApiKey(db, credential.value);
-      if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
-      if (key.suspendedAt) throw new ApiError("account_suspended", suspendedMessage(key.suspendedReason));
-      if (key.expiresAt && key.expiresAt.getTime() <= now().getTime()) {
-        throw new ApiError("api_key_expired", `this API key expired at ${key.expiresAt.toISOString()}: create a new one (POST /keys)`, {
-          headers: { "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"' },
-        });
-      }
-      const limits = { dailyCreditLimit: key.dailyCreditLimit, models: key.models };
-      c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId, limits });
-    } else if (sessionTokens?.isSessionToken(credential.value)) {
-      let claims: SessionClaims;
-      try {
-        claims = await sessionTokens.verify(credential.value, { issuer: publicOrigin(deps), now: now() });
-      } catch (err) {
-        if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
-        throw err;
-      }
-      await refuseSuspended(deps, claims.userId);
-      // On Node an answer from memory (no round trip); a Worker isolate reads the rows when its copy is old.
-      const ended = deps.endedSessions.isEnded(db, claims.sessionId, now());
-      if (ended === true || (ended !== false && (await ended))) {
-        throw unauthorized("this session has ended (signed out, or ended from another device): sign in again", "invalid_token");
-      }
-      c.set("principal", { via: "session", userId: claims.userId, sessionId: claims.sessionId, method: claims.method });
+      key = await liveApiKey(deps, credential.value);
+      c.set("principal", { via: "api-key", userId: key.userId, keyId: key.keyId, limits: { dailyCreditLimit: key.dailyCreditLimit, models: key.models } });
+    } else if (deps.sessionTokens?.isSessionToken(credential.value)) {
+      c.set("principal", await sessionPrincipal(deps, credential.value));
     } else {
-      let identity: Identity;
-      try {
-        identity = await verifyJwt(credential.value);
-      } catch (err) {
-        if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
-        if (err instanceof KeysUnavailable) throw new ApiError("identity_provider_unavailable", err.message, {  headers: { "Retry-After": "10" } });
-        throw err;
-      }
-      const userId = await identityLinks.accountOf(db, identity.issuer, identity.subject, (work) => void waitUntil(c, work));
-      if (userId === null) {
-        throw unauthorized("this sign-in method was removed from its account: sign in with it to start a new account, or add it to an account again", "invalid_token");
-      }
-      // Where sign-up is not open, a token's first write must not make an account.
-      if (deps.config.SIGN_UP !== "open" && !(await deps.knownAccounts.exists(db, userId, now()))) {
-        throw new ApiError(deps.config.SIGN_UP === "invite" ? "invite_required" : "sign_up_closed", noAccountMessage(deps.config.SIGN_UP));
-      }
-      await refuseSuspended(deps, userId);
-      c.set("principal", { via: "jwt", userId, identity });
+      c.set("principal", await identityProviderPrincipal(deps, credential.value, (work) => void waitUntil(c, work)));
     }
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) await countFailure(c);
     throw err;
   }
-
-  const verdict = rateLimiter.take(c.get("principal").userId, now());
-  if (!verdict.ok) {
-    throw new ApiError(
-      "rate_limited",
-      `too many requests: at most ${rateLimiter.perMinute} a minute per user; retry in ${verdict.retryAfterSeconds} s`,
-      { headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
-    );
-  }
+  limitRate(deps, c.get("principal").userId);
 
   if (key) {
     const { keyId } = key;
-    const touched = touchApiKey(db, key, now()).catch((err) => log.warn("could not record API key use", { keyId, err }));
+    const touched = touchApiKey(deps.db, key, deps.now()).catch((err) => deps.log.warn("could not record API key use", { keyId, err }));
     if (!waitUntil(c, touched)) {
       // On Node the write runs alongside the handler and is awaited before the reply, so a
       // key's lastUsedAt is settled by the time its caller can ask for it (GET /keys).
@@ -106,6 +59,75 @@ export const requireAuth = createMiddleware<AppEnv>(async (c, next) => {
   }
   await next();
 });
+
+/** The key with this secret, if it is live and its account is not suspended; else the refusal. */
+async function liveApiKey(deps: Deps, secret: string): Promise<ApiKeyOwner> {
+  const key = await findApiKey(deps.db, secret);
+  if (!key) throw unauthorized("the API key is invalid or has been revoked", "invalid_token");
+  if (key.suspendedAt) throw new ApiError("account_suspended", suspendedMessage(key.suspendedReason));
+  if (key.expiresAt && key.expiresAt.getTime() <= deps.now().getTime()) {
+    throw new ApiError("api_key_expired", `this API key expired at ${key.expiresAt.toISOString()}: create a new one (POST /keys)`, {
+      headers: { "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"' },
+    });
+  }
+  return key;
+}
+
+/** Who a session access token speaks for, unless it is refused, its account suspended or its session ended. */
+async function sessionPrincipal(deps: Deps, token: string): Promise<Principal> {
+  let claims: SessionClaims;
+  try {
+    claims = await deps.sessionTokens!.verify(token, { issuer: publicOrigin(deps), now: deps.now() });
+  } catch (err) {
+    if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
+    throw err;
+  }
+  await refuseSuspended(deps, claims.userId);
+  // On Node an answer from memory (no round trip); a Worker isolate reads the rows when its copy is old.
+  const ended = deps.endedSessions.isEnded(deps.db, claims.sessionId, deps.now());
+  if (ended === true || (ended !== false && (await ended))) {
+    throw unauthorized("this session has ended (signed out, or ended from another device): sign in again", "invalid_token");
+  }
+  return { via: "session", userId: claims.userId, sessionId: claims.sessionId, method: claims.method };
+}
+
+/**
+ * Who an identity provider's JWT speaks for: the account its identity is linked to, unless
+ * that link was removed, there is no account where sign-up is not open, or it is suspended.
+ * `background` keeps work that outlives the request (a first link's write).
+ */
+async function identityProviderPrincipal(deps: Deps, jwt: string, background: (work: Promise<unknown>) => void): Promise<Principal> {
+  let identity: Identity;
+  try {
+    identity = await deps.verifyJwt(jwt);
+  } catch (err) {
+    if (err instanceof InvalidTokenError) throw unauthorized(err.message, "invalid_token");
+    if (err instanceof KeysUnavailable) throw new ApiError("identity_provider_unavailable", err.message, { headers: { "Retry-After": "10" } });
+    throw err;
+  }
+  const userId = await deps.identityLinks.accountOf(deps.db, identity.issuer, identity.subject, background);
+  if (userId === null) {
+    throw unauthorized("this sign-in method was removed from its account: sign in with it to start a new account, or add it to an account again", "invalid_token");
+  }
+  // Where sign-up is not open, a token's first write must not make an account.
+  if (deps.config.SIGN_UP !== "open" && !(await deps.knownAccounts.exists(deps.db, userId, deps.now()))) {
+    throw new ApiError(deps.config.SIGN_UP === "invite" ? "invite_required" : "sign_up_closed", noAccountMessage(deps.config.SIGN_UP));
+  }
+  await refuseSuspended(deps, userId);
+  return { via: "jwt", userId, identity };
+}
+
+/** 429 rate_limited past the per-user requests a minute. */
+function limitRate(deps: Deps, userId: string): void {
+  const verdict = deps.rateLimiter.take(userId, deps.now());
+  if (!verdict.ok) {
+    throw new ApiError(
+      "rate_limited",
+      `too many requests: at most ${deps.rateLimiter.perMinute} a minute per user; retry in ${verdict.retryAfterSeconds} s`,
+      { headers: { "Retry-After": String(verdict.retryAfterSeconds) } },
+    );
+  }
+}
 
 /**
  * Counts a refused credential against the client's address, and answers 429 instead of

@@ -80,5 +80,11 @@ export function clientKey(address: string): string {
   return `${groups.slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16)).join(":")}::/64`;
 }
 
+/** 127.0.0.0/8 and ::1, also written as IPv4-mapped IPv6. */
+export function isLoopback(address: string): boolean {
+  const plain = address.toLowerCase().replace(/^::ffff:(?=\d+\.)/, "");
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(plain) || plain === "::1" || plain === "0:0:0:0:0:0:0:1";
+}
+
 /** For a limit that is turned off. */
 export const unlimited: RateLimiter = { take: () => ({ ok: true }) };

@@ -5,8 +5,13 @@ import type { AppEnv } from "../deps";
 /** Where Cloudflare Turnstile's widget comes from (its script, and the frame it draws in). */
 export const TURNSTILE_ORIGIN = "https://challenges.cloudflare.com";
 
-/** The client's own routes (deep links that must survive a reload). */
-const CLIENT_ROUTE = /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|archived|login|auth\/callback)?\/?$/;
+/**
+ * The client's own routes (deep links that must survive a reload). The Admin area's sit
+ * under /admin beside the console's API, on paths the API does not serve (its Usage tab is
+ * /admin/usage-report, since GET /admin/usage is the report itself).
+ */
+const CLIENT_ROUTE =
+  /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|archived|login|auth\/callback|admin(?:\/(?:people(?:\/[^/]+)?|usage-report|invite-codes|audit-log))?)?\/?$/;
 
 /**
  * The headers of every HTML page the service serves: no inline script, nothing from a

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BlobStoreError, type BlobStore } from "../blob-store";
+import { BlobStoreError, type BlobPage, type BlobStore } from "../blob-store";
 
 // Attachments' bytes as files under `root` (the data folder's attachments/), one per
 // SHA-256: <root>/<first two hex digits>/<the hash>, so no folder holds more than a
@@ -10,6 +10,7 @@ import { BlobStoreError, type BlobStore } from "../blob-store";
 // temporary file, never a short one under a hash. Files are private (0600, folders 0700).
 
 const KEY = /^[0-9a-f]{64}$/;
+const FOLDER = /^[0-9a-f]{2}$/;
 
 export function fileBlobStore(root: string): BlobStore {
   const pathOf = (key: string) => {
@@ -42,5 +43,42 @@ export function fileBlobStore(root: string): BlobStore {
     async delete(key) {
       await rm(pathOf(key), { force: true });
     },
+    async list(options) {
+      try {
+        return await listFiles(root, options);
+      } catch (err) {
+        throw new BlobStoreError(`could not list the attachments' files: ${(err as Error).message}`, { cause: err });
+      }
+    },
   };
+}
+
+/**
+ * The files' keys in order, folder by folder (a folder's name is its keys' first two
+ * digits, so the order is the keys'), each folder read only when the page reaches it;
+ * temporary files (dot-names) are not keys. Whenever it was last written counts as stored.
+ */
+async function listFiles(root: string, { after = "", limit }: { after?: string; limit: number }): Promise<BlobPage> {
+  const items: BlobPage["items"] = [];
+  const folders = (await names(root)).filter((f) => FOLDER.test(f) && f >= after.slice(0, 2)).sort();
+  for (const folder of folders) {
+    const keys = (await names(join(root, folder))).filter((k) => KEY.test(k) && k > after).sort();
+    for (const key of keys) {
+      if (items.length === limit) return { items, done: false };
+      // A file removed since the folder was read is simply not listed.
+      const stats = await stat(join(root, folder, key)).catch(() => undefined);
+      if (stats) items.push({ key, storedAt: stats.mtime });
+    }
+  }
+  return { items, done: true };
+}
+
+/** The names in a folder; none when it does not exist (no upload yet). */
+async function names(folder: string): Promise<string[]> {
+  try {
+    return await readdir(folder);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
 }

@@ -26,5 +26,15 @@ export function r2BlobStore(bucket: R2Bucket): BlobStore {
     async delete(key) {
       await bucket.delete(key);
     },
+    async list({ after, limit }) {
+      // R2 lists keys in lexicographic order, which for hex hashes is the order asked for.
+      let listed: Awaited<ReturnType<R2Bucket["list"]>>;
+      try {
+        listed = await bucket.list({ limit: Math.min(limit, 1000), ...(after ? { startAfter: after } : {}) });
+      } catch (err) {
+        throw new BlobStoreError(`could not list the attachments in R2: ${(err as Error).message}`, { cause: err });
+      }
+      return { items: listed.objects.map((o) => ({ key: o.key, storedAt: o.uploaded })), done: !listed.truncated };
+    },
   };
 }

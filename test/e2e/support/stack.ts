@@ -36,6 +36,8 @@ export async function startStack(
     transcription?: boolean;
     /** More variables for the server; a function gets the upstream (to point providers at it). */
     env?: Record<string, string> | ((upstream: FakeUpstream) => Record<string, string>);
+    /** A data folder an earlier server used (its database and keys), which `close` then leaves in place. */
+    dataDir?: string;
   } = {},
 ): Promise<Stack> {
   const upstream = await startFakeUpstream();
@@ -56,7 +58,7 @@ export async function startStack(
     // Another build of the client, e.g. an earlier commit's, to see a new test fail before its fix.
     ...(process.env.E2E_WEB_DIST ? { WEB_DIST_DIR: process.env.E2E_WEB_DIST } : {}),
     ...(typeof options.env === "function" ? options.env(upstream) : options.env),
-  });
+  }, { dataDir: options.dataDir });
   oidc?.configure(server.url);
   const browser = await chromium.connect(inject("chromiumEndpoint"));
   return {

@@ -1,5 +1,6 @@
 import createClient, { type Middleware } from "openapi-fetch";
 import { freshToken, refreshSession, sessionEnded } from "../auth/session";
+import { accountSuspended } from "../auth/suspension";
 import type { components, paths } from "./schema";
 
 export type Schemas = components["schemas"];
@@ -12,12 +13,13 @@ export type Message = Schemas["Message"];
 export type Group = Schemas["Group"];
 export type ApiKey = Schemas["ApiKey"];
 
-/** An error reply of the API, in its `{ error, message }` shape. */
+/** An error reply of the API, in its `{ error, message, code }` shape. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly headers: Headers = new Headers(),
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -51,20 +53,31 @@ export function noticeResponse(response: Response) {
  */
 export async function authedFetch(input: Request): Promise<Response> {
   const token = await freshToken();
-  if (!token) return fetch(input);
+  if (!token) return noticeSuspension(await fetch(input));
   const retry = input.clone();
   input.headers.set("Authorization", `Bearer ${token}`);
   const response = await fetch(input);
-  if (response.status !== 401) return response;
+  if (response.status !== 401) return noticeSuspension(response);
   const renewed = await refreshSession();
   if (renewed) {
     await response.body?.cancel();
     retry.headers.set("Authorization", `Bearer ${renewed.token}`);
     const again = await fetch(retry);
-    if (again.status !== 401) return again;
+    if (again.status !== 401) return noticeSuspension(again);
     await again.body?.cancel();
   }
   sessionEnded();
+  return response;
+}
+
+/**
+ * A 403 `account_suspended` (a request of the suspended account, or its sign-in) puts the app
+ * on the page that says so. The reply is read from a copy: its caller reads it as usual.
+ */
+async function noticeSuspension(response: Response): Promise<Response> {
+  if (response.status !== 403) return response;
+  const body = (await response.clone().json().catch(() => null)) as { code?: unknown; message?: unknown } | null;
+  if (body?.code === "account_suspended" && typeof body.message === "string") accountSuspended(body.message);
   return response;
 }
 
@@ -84,6 +97,7 @@ export function toApiError(response: Response, body: unknown): ApiError {
     body && typeof body === "object" && "message" in body && typeof body.message === "string"
       ? body.message
       : `the server answered ${response.status} ${response.statusText}`.trim();
-  return new ApiError(response.status, message, response.headers);
+  const code = body && typeof body === "object" && "code" in body && typeof body.code === "string" ? body.code : undefined;
+  return new ApiError(response.status, message, response.headers, code);
 }
 

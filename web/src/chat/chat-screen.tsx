@@ -445,7 +445,10 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
       You have used all {credits.data?.allowance} credits for today. They come back in <Countdown to={resetAt} /> (00:00 UTC).
     </>
   ) : modelUnavailable ? (
-    <>{chosenModel!.name} is not available on this server (its provider is not configured). Choose another model.</>
+    <>
+      {chosenModel!.name} is not available on this server (its provider is not configured{chosenModel!.setup ? `: ${chosenModel!.setup}` : ""}). Choose another
+      model.
+    </>
   ) : null;
   const cannotSend = outOfCredits || noModel || modelUnavailable;
   const voiceOn = profile.data?.preferences.voiceInput !== false;

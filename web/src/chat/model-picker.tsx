@@ -1,5 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, must, type Model } from "../api/client";
+import { useProfile } from "../settings/profile-query";
 import { Icon } from "../ui/icons";
 
 /**
@@ -35,7 +36,9 @@ export function describeSpeed(model: Model): string {
 
 export function describeModel(model: Model) {
   const price = `${model.credits} credit${model.credits === 1 ? "" : "s"}`;
-  return model.available ? `${describeSpeed(model)}; ${price} a message` : "unavailable: its provider is not configured on this server";
+  if (model.available) return `${describeSpeed(model)}; ${price} a message`;
+  // `setup` comes to admins only: what the operator must set for it to answer.
+  return `unavailable: its provider is not configured on this server${model.setup ? ` (${model.setup})` : ""}`;
 }
 
 /** The option's short speed: measured tokens per second, else the label. */
@@ -71,12 +74,15 @@ export function ModelHint({ model }: { model: Model | undefined }) {
  * itself is see-through, laid over the chosen model's name: a select shows its text on one
  * line, as wide as its longest option allows, which cut names off ("Service 70B · medium ·
  * 1 cr…"); the name above it wraps instead, at any width. Models this server cannot call are
- * left out (the chosen one stays, disabled, so the page can say why Send is off).
+ * left out (the chosen one stays, disabled, so the page can say why Send is off), except for
+ * an admin, who sees them greyed in a group of their own, each with what to set for it.
  */
 export function ModelPicker(props: { value: string; onChange: (id: string) => void }) {
   const { data: models } = useModels();
+  const admin = useProfile().data?.role === "admin";
   const current = models?.find((m) => m.id === props.value);
-  const listed = models?.filter((m) => m.available || m.id === props.value);
+  const listed = models?.filter((m) => m.available || (m.id === props.value && !admin));
+  const unconfigured = admin ? models?.filter((m) => !m.available) : [];
   return (
     <div class="model-choice">
       <span class="model-name" aria-hidden="true">
@@ -93,6 +99,15 @@ export function ModelPicker(props: { value: string; onChange: (id: string) => vo
             {m.name} · {m.available ? `${shortSpeed(m)} · ${m.credits} cr` : "unavailable: provider not configured"}
           </option>
         ))}
+        {unconfigured && unconfigured.length > 0 && (
+          <optgroup label="Not configured here (shown to admins)">
+            {unconfigured.map((m) => (
+              <option key={m.id} value={m.id} disabled>
+                {m.name} · unavailable: {m.setup ?? "provider not configured"}
+              </option>
+            ))}
+          </optgroup>
+        )}
       </select>
     </div>
   );

@@ -30,6 +30,7 @@ function useDebounced<T>(value: T, ms: number): T {
 export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClose: () => void }) {
   const [, params] = useRoute<{ id: string }>("/c/:id");
   const [isArchived] = useRoute("/archived");
+  const [isAdmin] = useRoute("/admin/*?");
   const [, navigate] = useLocation();
   const activeId = params?.id;
   const [query, setQuery] = useState("");
@@ -142,6 +143,12 @@ export function Sidebar({ onNavigate, onClose }: { onNavigate: () => void; onClo
       <Link href="/archived" class="sidebar-link" aria-current={isArchived ? "page" : undefined}>
         <Icon name="archive" size={16} /> Archived
       </Link>
+      {/* The operator's console, for the admins ADMINS names (GET /me's role). */}
+      {profile.data?.role === "admin" && (
+        <Link href="/admin" class="sidebar-link" aria-current={isAdmin ? "page" : undefined}>
+          <Icon name="shield" size={16} /> Admin
+        </Link>
+      )}
       <div class="sidebar-bottom">
         <Link href="/settings" class="account-link">
           <Avatar url={profile.data?.avatarUrl} name={profile.data?.name ?? "?"} />

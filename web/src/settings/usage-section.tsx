@@ -2,6 +2,7 @@ import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
 import { api, must } from "../api/client";
 import { useCredits } from "../chat/credits";
+import { BarChart } from "../ui/bar-chart";
 import { plainText } from "../ui/plain-text";
 import { formatDateTime, formatDay } from "../ui/time";
 
@@ -91,62 +92,17 @@ export function UsageSection() {
   );
 }
 
-/** 0 and three or four round steps up to at least `max`: 0, 25, 50, 75, 100. */
-export function axisTicks(max: number): number[] {
-  const rough = Math.max(1, max) / 4;
-  const power = 10 ** Math.floor(Math.log10(rough));
-  const step = Math.max(1, [1, 2, 2.5, 5, 10].map((f) => f * power).find((s) => s >= rough) ?? 10 * power);
-  const top = Math.max(step, Math.ceil(max / step) * step);
-  return Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
-}
-
 /**
- * Credits per day, oldest to today: a value axis in credits with its grid lines, a bar per
- * day (its exact count in its name and tooltip) and a date under every seventh day, today's
- * included. Laid out in HTML, so the text keeps its size at any width.
+ * Credits per day, oldest to today: a date under every seventh day, today's included, and
+ * each day's count in its bar's name and tooltip.
  */
 function DailyChart({ days }: { days: Array<{ day: string; used: number }> }) {
-  const ticks = axisTicks(Math.max(...days.map((d) => d.used)));
-  const top = ticks[ticks.length - 1]!;
-  const at = (value: number) => `${(100 * value) / top}%`;
   const labelled = (i: number) => (days.length - 1 - i) % 7 === 0;
-  const columns = { gridTemplateColumns: `repeat(${days.length}, minmax(0, 1fr))` };
-  return (
-    <figure class="chart">
-      <div class="chart-area">
-        <span class="chart-unit" aria-hidden="true">
-          credits
-        </span>
-        <div class="chart-y" aria-hidden="true">
-          {ticks.map((t) => (
-            <span key={t} style={{ bottom: at(t) }}>
-              {t}
-            </span>
-          ))}
-        </div>
-        <div class="chart-plot">
-          {ticks.map((t) => (
-            <span key={t} class="chart-grid" style={{ bottom: at(t) }} aria-hidden="true" />
-          ))}
-          {/* biome-ignore lint/a11y/useSemanticElements: the chart's bars, laid out as a grid, read as a list of days */}
-          <div class="chart-bars" role="list" aria-label="Credits used per day" style={columns}>
-            {days.map((d) => (
-              // biome-ignore lint/a11y/useSemanticElements: one day's bar of the chart above
-              <div key={d.day} class="chart-day" role="listitem" aria-label={`${d.day}: ${d.used} credits`} title={`${formatDay(d.day)}: ${d.used} credits`}>
-                <span class="bar" style={{ height: d.used ? `max(2px, ${at(d.used)})` : "0" }} />
-              </div>
-            ))}
-          </div>
-        </div>
-        <div class="chart-x" aria-hidden="true" style={columns}>
-          {days.map((d, i) => (
-            <span key={d.day} class={i === days.length - 1 ? "last" : ""}>
-              {labelled(i) ? (i === days.length - 1 ? "today" : formatDay(d.day)) : ""}
-            </span>
-          ))}
-        </div>
-      </div>
-      <figcaption class="visually-hidden">Credits used on each of the last {days.length} days, today last.</figcaption>
-    </figure>
-  );
+  const bars = days.map((d, i) => ({
+    key: d.day,
+    value: d.used,
+    label: labelled(i) ? (i === days.length - 1 ? "today" : formatDay(d.day)) : "",
+    name: `${d.day}: ${d.used} credits`,
+  }));
+  return <BarChart bars={bars} unit="credits" listLabel="Credits used per day" caption={`Credits used on each of the last ${days.length} days, today last.`} />;
 }
