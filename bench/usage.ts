@@ -57,7 +57,14 @@ await client.execute({
         from calls`,
   args: [DAYS, START],
 });
+// The rated replies (for the report's thumbs up and down): one in fifty answered messages, in a
+// conversation of each person's, written when its usage row says, two thirds of them thumbs up.
+await client.execute("insert into contexts (id, user_id, name, created_at, updated_at) select 'ctx_' || user_id, user_id, 'bench', 0, 0 from bench_activity");
+await client.execute(`insert into messages (id, context_id, user_id, role, content, model, created_at, rating)
+  select 'msg_' || id, 'ctx_' || user_id, user_id, 'assistant', 'a reply', model, at, case when abs(random()) % 3 = 0 then -1 else 1 end
+  from usage_events where kind = 'message' and outcome = 'ok' and abs(random()) % 50 = 0`);
 const events = Number((await client.execute("select count(*) as n from usage_events")).rows[0]!.n);
+const rated = Number((await client.execute("select count(*) as n from messages")).rows[0]!.n);
 const seedSeconds = seconds(started);
 // The rollups, filled as the migration fills them from the usage rows it finds.
 started = performance.now();
@@ -135,7 +142,7 @@ const spread = (values: number[]) => `${f(median(values))} (${f(Math.min(...valu
 const rows = timings.map((t) => `| ${t.label} | ${spread(t.ms)} | ${spread(t.cpuMs)} | ${t.ms.length} | ${t.rows.toLocaleString("en")} |`).join("\n");
 const app3 = timings.slice(0, 3);
 const met = app3.every((t) => median(t.ms) < 200);
-const body = `${machine()}; ${USERS.toLocaleString("en")} people over ${DAYS} days from ${year.from}: ${events.toLocaleString("en")} usage rows seeded in ${seedSeconds} s (a fifth of the people active on ~30% of days, the rest on ~3%; 1 to 15 model calls on an active day), then the rollups filled by the migration's INSERTs in ${rollupSeconds} s: ${Object.entries(counts)
+const body = `${machine()}; ${USERS.toLocaleString("en")} people over ${DAYS} days from ${year.from}: ${events.toLocaleString("en")} usage rows seeded in ${seedSeconds} s (a fifth of the people active on ~30% of days, the rest on ~3%; 1 to 15 model calls on an active day) and ${rated.toLocaleString("en")} rated replies, then the rollups filled by the migration's INSERTs in ${rollupSeconds} s: ${Object.entries(counts)
   .map(([t, n]) => `${t} ${n.toLocaleString("en")} rows`)
   .join(", ")}. Sequential in-process requests as an admin; ms, median (range) of the runs; CPU is the whole process's (both threads), steadier than wall time on a shared machine.
 

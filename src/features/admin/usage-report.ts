@@ -46,122 +46,102 @@ const ERASED = "";
 
 type Prices = ReadonlyMap<string, Pick<ModelEntry, "inputPricePerMillion" | "outputPricePerMillion">>;
 
-/** A (key, model) part as the statement gives it: `[key, model, ...the report's sums, ...the time to first token's]`. */
-type Part = [string, string, ...number[]];
-
 /** The report for the UTC days `from` … `to` (both included), grouped by `groupBy`; prices from the catalog's entries. */
 export async function usageReport(db: Db, range: { from: string; to: string }, groupBy: GroupBy, prices: Prices): Promise<UsageRow[]> {
   if (range.from > range.to) return [];
-  const person = groupBy === "user";
-  // Side by side: drizzle's D1 driver cannot batch raw statements with parameters.
-  const [row, rated] = await Promise.all([
-    db.get<{ parts: string | null; names?: string | null }>(person ? personParts(range) : dayParts(range, groupBy)),
-    db.get<{ ratings: string | null }>(ratingsOf(range, groupBy)),
-  ]);
-  const parts = JSON.parse(row?.parts ?? "[]") as Part[];
-  const rows = report(parts, prices, person ? (t) => geometricMeanOf(t[0]!, t[1]!) : medianOf);
-  const ratings = JSON.parse(rated?.ratings ?? "{}") as Record<string, [number, number]>;
-  const names = person ? (JSON.parse(row?.names ?? "{}") as Record<string, string>) : undefined;
-  for (const r of rows) {
-    const [up, down] = (r.key !== null && ratings[r.key]) || [0, 0];
-    r.ratingsUp = up;
-    r.ratingsDown = down;
-    if (names) r.name = r.key === null ? null : (names[r.key] ?? null);
-  }
-  return rows;
+  const rows = groupBy === "user" ? await personReport(db, range, prices) : await dayReport(db, range, groupBy, prices);
+  // Keys in code-unit order (days, model and account ids are ASCII): a collator took 20 ms for 10,000 people.
+  return rows.sort((a, b) => (String(a.key) < String(b.key) ? -1 : String(a.key) > String(b.key) ? 1 : 0));
 }
 
 const columns = (fields: readonly string[]) => sql.raw(fields.map(columnName).join(", "));
 
-/** By day or model: the rows of the range's days, one per day and model. */
-function dayParts(range: { from: string; to: string }, groupBy: "day" | "model"): SQL {
-  return sql`select json_group_array(json_array(${sql.raw(groupBy)}, model, ${columns(DAY_FIELDS)})) as parts
-    from usage_days where day between ${range.from} and ${range.to}`;
+/** A report row from its key, its sums (REPORT_FIELDS' order), its median, its cost and its thumbs up and down. */
+function row(key: string | null, sums: readonly number[], median: number | null, cost: number | null, [ratingsUp, ratingsDown] = [0, 0]): UsageRow {
+  const [messages = 0, credits = 0, inputTokens = 0, outputTokens = 0, estimatedTokenRows = 0, failed = 0] = sums;
+  const rounded = cost === null ? null : Math.round(cost * 1e6) / 1e6;
+  return { key, messages, credits, inputTokens, outputTokens, estimatedTokenRows, failed, medianTimeToFirstTokenMs: median, cost: rounded, ratingsUp, ratingsDown };
 }
 
 /**
- * By person: for each person and model used in the range, the totals at its end (the running
- * totals, or the last day's row at or before the end) and, negated, those before its start
- * (the last day's row before it), as parts that add up to the range's sums; the erased
- * accounts' days of the range, as the person ''; and the names of the people. Each lookup of
- * a day's row is one seek (`order by day desc limit 1`), made only where the range cuts a
- * person's days; `ends` is materialized so that the seek for the end is made once.
+ * By day or model: the rows of the range's days, one per day and model (`[key, model, ...DAY_FIELDS]`),
+ * summed per key in JavaScript, each priced by its model; the medians off the summed histograms.
  */
-function personParts(range: { from: string; to: string }): SQL {
-  const { from, to } = range;
-  const values = (prefix: string, sign = "") => sql.raw(PERSON_FIELDS.map((f) => `${sign}${prefix}.${columnName(f)}`).join(", "));
-  const latest = (comparison: SQL, sign = "") =>
-    sql`select json_array(c.user_id, c.model, ${values("c", sign)}) from usage_user_cumulative c
-      where c.user_id = t.user_id and c.model = t.model and ${comparison} order by c.day desc limit 1`;
-  return sql`with ends as materialized (
-      select t.user_id, t.model, t.first_day,
-        case when t.last_day <= ${to} then json_array(t.user_id, t.model, ${values("t")})
-          else (${latest(sql`c.day <= ${to} and c.day >= ${from}`)}) end as part
-      from usage_user_totals t
-      where t.first_day <= ${to} and t.last_day >= ${from}),
-    parts(part) as (
-      select part from ends where part is not null
-      union all
-      select (${latest(sql`c.day < ${from}`, "-")}) from ends t where t.part is not null and t.first_day < ${from}
-      union all
-      select json_array(${ERASED}, model, ${sql.raw(PERSON_FIELDS.map((f) => `sum(${columnName(f)})`).join(", "))}) from usage_erased_days where day between ${from} and ${to} group by model)
-    select '[' || coalesce(group_concat(part, ','), '') || ']' as parts,
-      (select json_group_object(id, name) from users where id in (select user_id from ends where part is not null)) as names
-    from parts`;
+async function dayReport(db: Db, range: { from: string; to: string }, groupBy: "day" | "model", prices: Prices): Promise<UsageRow[]> {
+  // Side by side: drizzle's D1 driver cannot batch raw statements with parameters.
+  const [result, rated] = await Promise.all([
+    db.get<{ parts: string | null }>(sql`select json_group_array(json_array(${sql.raw(groupBy)}, model, ${columns(DAY_FIELDS)})) as parts
+      from usage_days where day between ${range.from} and ${range.to}`),
+    db.get<{ ratings: string | null }>(sql`select json_group_object(key, json_array(up, down)) as ratings from (${ratingsOf(range, groupBy)})`),
+  ]);
+  const ratings = JSON.parse(rated?.ratings ?? "{}") as Record<string, [number, number]>;
+  const totals = new Map<string, { sums: number[]; cost: number | null }>();
+  for (const [key, model, ...values] of JSON.parse(result?.parts ?? "[]") as Array<[string, string, ...number[]]>) {
+    const acc = totals.get(key) ?? { sums: values.map(() => 0), cost: null };
+    for (let i = 0; i < values.length; i++) acc.sums[i]! += values[i]!;
+    const price = prices.get(model);
+    if (price && (price.inputPricePerMillion !== undefined || price.outputPricePerMillion !== undefined)) {
+      acc.cost = (acc.cost ?? 0) + (values[2]! * (price.inputPricePerMillion ?? 0) + values[3]! * (price.outputPricePerMillion ?? 0)) / 1_000_000;
+    }
+    totals.set(key, acc);
+  }
+  const n = REPORT_FIELDS.length;
+  return [...totals].map(([key, { sums, cost }]) => row(key, sums, medianOf(sums.slice(n)), cost, ratings[key]));
 }
 
 /**
- * Thumbs up and down per key on the replies written in the range (messages_rated_idx holds
- * the rated ones by time), as one JSON object: key → [up, down]. A rating has no time of its
- * own: it counts on the day its reply was written, which is the day it was charged.
+ * By person, summed and priced in the statement, one row each, `[id, name, cost, ...PERSON_FIELDS]`:
+ * for each person and model used in the range, the totals at its end (the running totals, or
+ * the last day's row at or before the end) less those before its start (the last day's row
+ * before it), each row looked up only where the range cuts the person's days; and the erased
+ * accounts' days of the range, as the person ''. Prices go in as a JSON parameter, so that
+ * the statement hands back 10,000 people rather than their 30,000 models.
+ */
+async function personReport(db: Db, range: { from: string; to: string }, prices: Prices): Promise<UsageRow[]> {
+  const { from, to } = range;
+  const priced = Object.fromEntries([...prices].filter(([, p]) => p.inputPricePerMillion !== undefined || p.outputPricePerMillion !== undefined).map(([id, p]) => [id, [p.inputPricePerMillion ?? 0, p.outputPricePerMillion ?? 0]]));
+  const atEnd = (f: string) => `coalesce(a.${columnName(f)}, t.${columnName(f)}) - coalesce(b.${columnName(f)}, 0)`;
+  // The last row of the person and model at or before a day; only looked for where it is needed.
+  const latest = (when: SQL, comparison: SQL) =>
+    sql`case when ${when} then (select max(c.day) from usage_user_cumulative c where c.user_id = t.user_id and c.model = t.model and ${comparison}) end`;
+  const sums = sql.raw(PERSON_FIELDS.map((f) => `sum(${columnName(f)})`).join(", "));
+  const cost = sql.raw("case when count(p.model) > 0 then sum(input_tokens * p.input + output_tokens * p.output) / 1000000.0 end");
+  const result = await db.get<{ rows: string | null }>(sql`with
+    prices(model, input, output) as (select key, value ->> 0, value ->> 1 from json_each(${JSON.stringify(priced)})),
+    cut(user_id, model, ${columns(PERSON_FIELDS)}) as (
+      select t.user_id, t.model, ${sql.raw(PERSON_FIELDS.map(atEnd).join(", "))}
+      from usage_user_totals t
+        left join usage_user_cumulative a on a.user_id = t.user_id and a.model = t.model and a.day = ${latest(sql`t.last_day > ${to}`, sql`c.day <= ${to}`)}
+        left join usage_user_cumulative b on b.user_id = t.user_id and b.model = t.model and b.day = ${latest(sql`t.first_day < ${from}`, sql`c.day < ${from}`)}
+      where t.first_day <= ${to} and t.last_day >= ${from} and (t.last_day <= ${to} or a.day >= ${from})),
+    people(user_id, cost, ${columns(PERSON_FIELDS)}) as (
+      select user_id, ${cost}, ${sums} from cut left join prices p using (model) group by user_id
+      union all
+      select ${ERASED}, ${cost}, ${sums} from usage_erased_days left join prices p using (model) where day between ${from} and ${to} having count(*) > 0),
+    rated as (${ratingsOf(range, "user")})
+    select json_group_array(json_array(g.user_id, (select u.name from users u where u.id = g.user_id), g.cost, coalesce(r.up, 0), coalesce(r.down, 0), ${columns(PERSON_FIELDS)})) as rows
+    from people g left join rated r on r.key = g.user_id`);
+  const n = REPORT_FIELDS.length;
+  type Person = [string, string | null, number | null, number, number, ...number[]];
+  return (JSON.parse(result?.rows ?? "[]") as Person[]).map(([id, name, cost, up, down, ...values]) => {
+    const erased = id === ERASED;
+    return { ...row(erased ? null : id, values, geometricMeanOf(values[n]!, values[n + 1]!), cost, [up, down]), name: erased ? null : name };
+  });
+}
+
+/**
+ * Thumbs up and down per key (`key`, `up`, `down`) on the replies written in the range, read
+ * off messages_rated_idx alone (the rated ones by time, with what is counted of them). A
+ * rating has no time of its own: it counts on the day its reply was written, which is the
+ * day it was charged. Only replies are rated (contexts.ts rateReply); a failed one was not charged.
  */
 function ratingsOf(range: { from: string; to: string }, groupBy: GroupBy): SQL {
   const key = sql.raw(groupBy === "model" ? "model" : groupBy === "user" ? "user_id" : "strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')");
   const from = Date.parse(`${range.from}T00:00:00.000Z`);
   const to = Date.parse(`${range.to}T00:00:00.000Z`) + 86_400_000;
-  return sql`select json_group_object(key, json_array(up, down)) as ratings from (
-    select ${key} as key, sum(rating = 1) as up, sum(rating = -1) as down from messages
-    where rating is not null and created_at >= ${from} and created_at < ${to} and role = 'assistant' and status <> 'failed'
-    group by 1)`;
+  return sql`select ${key} as key, sum(rating = 1) as up, sum(rating = -1) as down from messages
+    where rating is not null and created_at >= ${from} and created_at < ${to} and status <> 'failed' group by 1`;
 }
-
-/**
- * The parts summed per key, each priced by its model; the time to first token's numbers
- * (after the report's sums) made a median by `median`; sorted by key.
- */
-function report(parts: Part[], prices: Prices, median: (times: number[]) => number | null): UsageRow[] {
-  const totals = new Map<string | null, { sums: number[]; cost: number | null }>();
-  for (const [rawKey, model, ...values] of parts) {
-    const key = rawKey === ERASED ? null : rawKey;
-    const acc = totals.get(key) ?? { sums: values.map(() => 0), cost: null };
-    for (let i = 0; i < values.length; i++) acc.sums[i] = (acc.sums[i] ?? 0) + (values[i] ?? 0);
-    const price = prices.get(model);
-    if (price && (price.inputPricePerMillion !== undefined || price.outputPricePerMillion !== undefined)) {
-      const [input = 0, output = 0] = [values[2], values[3]];
-      acc.cost = (acc.cost ?? 0) + (input * (price.inputPricePerMillion ?? 0) + output * (price.outputPricePerMillion ?? 0)) / 1_000_000;
-    }
-    totals.set(key, acc);
-  }
-  const n = REPORT_FIELDS.length;
-  return [...totals]
-    .map(([key, { sums: s, cost }]) => ({
-      key,
-      messages: s[0] ?? 0,
-      credits: s[1] ?? 0,
-      inputTokens: s[2] ?? 0,
-      outputTokens: s[3] ?? 0,
-      estimatedTokenRows: s[4] ?? 0,
-      failed: s[5] ?? 0,
-      medianTimeToFirstTokenMs: median(s.slice(n)),
-      cost: cost === null ? null : Math.round(cost * 1e6) / 1e6,
-      ratingsUp: 0,
-      ratingsDown: 0,
-    }))
-    .sort((a, b) => byKey.compare(String(a.key), String(b.key)));
-}
-
-/** The order of keys: the locale's, as String.localeCompare's, through one collator (localeCompare makes one per call: 0.1 s for 10,000 people). */
-const byKey = new Intl.Collator();
 
 /** The report as CSV (RFC 4180), a header line first. */
 export function usageCsv(rows: UsageRow[], groupBy: GroupBy): string {
