@@ -50,9 +50,11 @@ type Prices = ReadonlyMap<string, Pick<ModelEntry, "inputPricePerMillion" | "out
 export async function usageReport(db: Db, range: { from: string; to: string }, groupBy: GroupBy, prices: Prices): Promise<UsageRow[]> {
   if (range.from > range.to) return [];
   const rows = groupBy === "user" ? await personReport(db, range, prices) : await dayReport(db, range, groupBy, prices);
-  // Keys in code-unit order (days, model and account ids are ASCII): a collator took 20 ms for 10,000 people.
-  return rows.sort((a, b) => (String(a.key) < String(b.key) ? -1 : String(a.key) > String(b.key) ? 1 : 0));
+  return rows.sort((a, b) => byKey.compare(String(a.key), String(b.key)));
 }
+
+/** The order of keys: the locale's, as String.localeCompare's, through one collator (localeCompare makes one per call: 0.1 s for 10,000 people). */
+const byKey = new Intl.Collator();
 
 const columns = (fields: readonly string[]) => sql.raw(fields.map(columnName).join(", "));
 
