@@ -10,6 +10,7 @@ const sections = [
   "chat",
   "worker",
   "search",
+  "usage",
   "web",
   "lighthouse",
   "attachments",

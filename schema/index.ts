@@ -8,3 +8,4 @@ export { invites, signUpCounts } from "./sign-up";
 export { healthProbe, jobCursors } from "./operations";
 export { attachments, messageAttachments } from "./attachments";
 export { auditEvents } from "./admin";
+export { usageDays, usageUserTotals, usageUserCumulative, usageErasedDays, FIRST_TOKEN_BUCKETS } from "./usage-rollups";

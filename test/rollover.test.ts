@@ -110,6 +110,7 @@ describe("the daily rollover", () => {
       prunedEndedSessions: 0,
       prunedSignUpCounts: 0,
       prunedChatMinutes: 0,
+      prunedUsageRollups: 0,
       deletedUnsentUploads: 0,
       examinedAttachmentFiles: 0, // no uploads in this file
       removedUnnamedFiles: 0,
@@ -125,7 +126,7 @@ describe("the daily rollover", () => {
 
   it("changes nothing when run twice, or late for the same day", async () => {
     const state = await snapshot();
-    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0, indexedSearchEntries: 0, prunedModelTimings: 0, expiredSessions: 0, prunedRefreshTokens: 0, expiredWalletNonces: 0, prunedEndedSessions: 0, prunedSignUpCounts: 0, prunedChatMinutes: 0, deletedUnsentUploads: 0, examinedAttachmentFiles: 0, removedUnnamedFiles: 0 };
+    const zero = { day: "2026-11-23", expiredIdempotencyKeys: 0, emptyDaysClosed: 0, prunedDays: 0, prunedUsageEvents: 0, expiredShares: 0, releasedHolds: 0, indexedSearchEntries: 0, prunedModelTimings: 0, expiredSessions: 0, prunedRefreshTokens: 0, expiredWalletNonces: 0, prunedEndedSessions: 0, prunedSignUpCounts: 0, prunedChatMinutes: 0, prunedUsageRollups: 0, deletedUnsentUploads: 0, examinedAttachmentFiles: 0, removedUnnamedFiles: 0 };
     expect(await rollover("2026-11-23T00:00:00.000Z")).toEqual(zero);
     expect(await snapshot()).toBe(state);
     at("2026-11-23T05:17:00.000Z"); // the run starts hours late; its scheduled time is what counts

@@ -11,6 +11,7 @@ import { IDEMPOTENCY_TTL_MS } from "../features/chat/idempotency";
 import { pruneTimingStatements } from "../features/chat/model-speed";
 import { INDEX_BATCH, indexPendingSearch } from "../features/contexts/search";
 import { minuteOf } from "../features/chat/plan-rate";
+import { pruneRollupStatements, USAGE_ROLLUP_DAYS } from "../features/account/usage-rollups";
 import { chatMinutes, creditDays, endedSessions, idempotencyKeys, refreshTokens, sessions, shares, signUpCounts, usageEvents, walletNonces } from "../../schema/index";
 
 export interface RolloverDeps {
@@ -58,6 +59,8 @@ export interface RolloverResult {
   prunedSignUpCounts: number;
   /** Model calls counted in past minutes (plans' requestsPerMinute) of accounts that made none since. */
   prunedChatMinutes: number;
+  /** Usage rollup rows past USAGE_ROLLUP_DAYS (two years: what GET /admin/usage reaches back to). */
+  prunedUsageRollups: number;
   /** Uploads older than a day that no message carries, removed with their files. */
   deletedUnsentUploads: number;
   /** Attachments' stored files the sweep looked at (a bounded part of the store per run, src/features/attachments/file-sweep.ts). */
@@ -87,7 +90,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   const stale = releaseStaleStatements(db, { before: staleBefore(deps.config, deps.now()).getTime() });
   const [oldTimings, surplusTimings] = pruneTimingStatements(db, at);
   const idleBefore = new Date(at.getTime() - deps.config.SESSION_IDLE_DAYS * 86_400_000);
-  const [, , , , , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces, ended, signUps, minutes] = await db.batch([
+  const [, , , , , holds, keys, empty, days, events, expiredShares, old, surplus, idleSessions, rotatedTokens, nonces, ended, signUps, minutes, ...rollups] = await db.batch([
     ...stale.first,
     stale.remove,
     db
@@ -112,6 +115,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     db.delete(endedSessions).where(lte(endedSessions.tokensExpireAt, at)).returning({ id: endedSessions.sessionId }),
     db.delete(signUpCounts).where(lte(signUpCounts.windowStart, at.getTime() - 3_600_000)).returning({ client: signUpCounts.client }),
     db.delete(chatMinutes).where(lt(chatMinutes.minute, minuteOf(at))).returning({ minute: chatMinutes.minute }),
+    ...pruneRollupStatements(db, utcDayBefore(at, USAGE_ROLLUP_DAYS - 1)),
   ]);
   // A Worker has no background job: whatever no search has indexed yet is indexed here.
   let indexedSearchEntries = 0;
@@ -138,6 +142,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     prunedEndedSessions: ended.length,
     prunedSignUpCounts: signUps.length,
     prunedChatMinutes: minutes.length,
+    prunedUsageRollups: rollups.reduce((n, rows) => n + rows.length, 0),
     deletedUnsentUploads,
     examinedAttachmentFiles: swept.examinedFiles,
     removedUnnamedFiles: swept.removedUnnamedFiles,

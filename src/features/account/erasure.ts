@@ -7,13 +7,15 @@ import { userIdFor } from "../../platform/auth/identity";
 import { apiKeys, contexts, groups, identities, messages, sessions, shares, usageEvents, users } from "../../../schema/index";
 import { accountAttachmentDeletions, removeUnusedFiles, type FileDeps } from "../attachments/attachments";
 import { endSessionStatements } from "../sign-in/sessions";
+import { eraseFromRollups } from "./usage-rollups";
 
 // ---------------------------------------------------------------------------------------
 // Erasure on request (DELETE /me, DELETE /admin/users/{id}): one batch ends every session,
 // revokes every key and deletes the person's contexts, messages (and their search entries),
 // attachments, shares, groups, profile, presets and sign-in methods; usage rows stay,
-// pointing at nobody. Then the attachments' files go, but for those the same bytes uploaded
-// by someone else still keep. The same identity signing in later gets a new, empty account.
+// pointing at nobody (and the usage rollups' rows of the person are added to the erased
+// accounts'). Then the attachments' files go, but for those the same bytes uploaded by
+// someone else still keep. The same identity signing in later gets a new, empty account.
 // ---------------------------------------------------------------------------------------
 
 export interface ErasureDeps extends FileDeps {
@@ -36,6 +38,7 @@ export async function eraseAccount(deps: ErasureDeps, userId: string, notFound: 
     db.delete(sessions).where(eq(sessions.userId, userId)),
     // Usage stays for the operator's totals, with nothing that points at the person.
     db.update(usageEvents).set({ userId: null, contextId: null, messageId: null, keyId: null }).where(eq(usageEvents.userId, userId)),
+    ...eraseFromRollups(db, userId),
     db.delete(apiKeys).where(eq(apiKeys.userId, userId)),
     db.delete(shares).where(eq(shares.userId, userId)),
     // Messages and contexts one by one, so that their search triggers take the entries too.

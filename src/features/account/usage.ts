@@ -3,6 +3,7 @@ import type { Position } from "../../platform/db";
 import { bind, perDb, template, type Db, type Step } from "../../platform/db";
 import { contexts, creditDays, usageEvents } from "../../../schema/index";
 import { utcDay, utcDayBefore } from "./credits";
+import { rollupStatements } from "./usage-rollups";
 
 /** Credits used per day, newest first, every day of the range included (0 when unused). */
 export async function usageByDay(db: Db, userId: string, now: Date, days: number): Promise<Array<{ day: string; used: number }>> {
@@ -90,15 +91,17 @@ export interface UsageEvent {
   tokensEstimated: boolean;
 }
 
-/** The usage record of one model call, for the batch that stores it. */
-export function usageEventStatement(db: Db, event: UsageEvent): Step {
-  return bind(usageEventTemplate(db), {
-    ...event,
-    keyId: event.keyId ?? null,
-    firstTokenMs: event.firstTokenMs ?? null,
-    outcome: event.outcome ?? "ok",
-    tokensEstimated: event.tokensEstimated ? 1 : 0,
-  });
+/**
+ * The usage record of one model call, and what it adds to the usage rollups (the admin's
+ * report: usage-rollups.ts), for the batch that stores it.
+ */
+export function usageStatements(db: Db, event: UsageEvent): Step[] {
+  const firstTokenMs = event.firstTokenMs ?? null;
+  const outcome = event.outcome ?? "ok";
+  return [
+    bind(usageEventTemplate(db), { ...event, keyId: event.keyId ?? null, firstTokenMs, outcome, tokensEstimated: event.tokensEstimated ? 1 : 0 }),
+    ...rollupStatements(db, { ...event, firstTokenMs, outcome }),
+  ];
 }
 
 // Part of every chat message: built once per handle (see perDb).

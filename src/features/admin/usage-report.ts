@@ -1,15 +1,21 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../platform/db";
 import type { ModelEntry } from "../../platform/models/catalog";
+import { geometricMeanOf, medianOf } from "../account/first-token-histogram";
+import { columnName, DAY_FIELDS, PERSON_FIELDS, REPORT_FIELDS } from "../account/usage-rollups";
 
 // ---------------------------------------------------------------------------------------
 // GET /admin/usage: messages, credits, tokens, failed exchanges, median time to first
-// token and the operator's cost, per day, model or person, over a range of UTC days. One
-// query over the usage rows of the range (indexed by time), grouped by (key, model) so that
-// each model's price applies to its own tokens; titles count as the operator's tokens and
-// cost, not as messages. The medians come from a second query over the same range, run
-// beside it, and the replies' thumbs up and down from a third (the usage rows of the range,
-// joined to the replies they paid for).
+// token, the operator's cost and the replies' thumbs up and down, per day, model or person,
+// over a range of UTC days. It reads the usage rollups (schema/usage-rollups.ts), never the
+// usage rows themselves: by day or model, a row per day and model of the range; by person,
+// each person's totals per model at the range's end less those before its start (a row each
+// at most, however long the range), and the erased accounts' days. One statement, whose rows
+// SQLite hands back as one JSON document: the database thread hands a result over value by
+// value, about 2 µs each, which was most of a year's report (BENCHMARKS.md, "Usage report").
+// Sums are kept per (key, model), so that each model's price applies to its own tokens;
+// titles count as the operator's tokens and cost, not as messages. The ratings come from a
+// second statement beside it, over the rated replies of the range (an index of their own).
 // ---------------------------------------------------------------------------------------
 
 export type GroupBy = "day" | "model" | "user";
@@ -26,94 +32,117 @@ export interface UsageRow {
   /** Rows whose token counts are estimates (the provider gave none). */
   estimatedTokenRows: number;
   failed: number;
+  /** The median time to first token, read off the rollups (first-token-histogram.ts). */
   medianTimeToFirstTokenMs: number | null;
   /** What the catalog's prices make of the tokens; null where no model of the group has a price. */
   cost: number | null;
-  /** Replies paid for in the range that their person rated thumbs up, and thumbs down (PUT …/rating). */
+  /** Replies written in the range that their person rated thumbs up, and thumbs down (PUT …/rating). */
   ratingsUp: number;
   ratingsDown: number;
 }
 
-function keyOf(groupBy: GroupBy): SQL {
-  if (groupBy === "model") return sql`model`;
-  if (groupBy === "user") return sql`user_id`;
-  return sql`strftime('%Y-%m-%d', at / 1000, 'unixepoch')`;
+/** The person of the erased accounts' usage in the statement's rows: the report's null. */
+const ERASED = "";
+
+type Prices = ReadonlyMap<string, Pick<ModelEntry, "inputPricePerMillion" | "outputPricePerMillion">>;
+
+/** The report for the UTC days `from` … `to` (both included), grouped by `groupBy`; prices from the catalog's entries. */
+export async function usageReport(db: Db, range: { from: string; to: string }, groupBy: GroupBy, prices: Prices): Promise<UsageRow[]> {
+  if (range.from > range.to) return [];
+  const rows = groupBy === "user" ? await personReport(db, range, prices) : await dayReport(db, range, groupBy, prices);
+  return rows.sort((a, b) => byKey.compare(String(a.key), String(b.key)));
 }
 
-/** The report for [from, to) (ms), grouped by `groupBy`; prices from the catalog's entries. */
-export async function usageReport(db: Db, range: { from: number; to: number }, groupBy: GroupBy, prices: ReadonlyMap<string, Pick<ModelEntry, "inputPricePerMillion" | "outputPricePerMillion">>): Promise<UsageRow[]> {
-  const key = keyOf(groupBy);
-  // Reads side by side: drizzle's D1 driver cannot batch raw statements with parameters.
-  const [sums, firsts, ratings, names] = await Promise.all([
-    db.all<{ key: string | null; model: string; messages: number; credits: number; input: number; output: number; estimated: number; failed: number }>(sql`
-      select ${key} as key, model,
-        sum(kind = 'message' and outcome = 'ok') as messages, sum(credits) as credits,
-        coalesce(sum(input_tokens), 0) as input, coalesce(sum(output_tokens), 0) as output,
-        sum(coalesce(tokens_estimated, 0)) as estimated, sum(outcome = 'failed') as failed
-      from usage_events where at >= ${range.from} and at < ${range.to}
-      group by 1, 2`),
-    db.all<{ key: string | null; ms: number }>(sql`
-      select ${key} as key, first_token_ms as ms from usage_events
-      where at >= ${range.from} and at < ${range.to} and first_token_ms is not null
-      order by 1, 2`),
-    ratingsOf(db, range, key),
-    groupBy === "user" ? namesOfUsers(db, range) : undefined,
-  ]);
-  const rows = new Map<string | null, UsageRow>();
-  for (const r of sums) {
-    const row = rows.get(r.key) ?? { key: r.key, messages: 0, credits: 0, inputTokens: 0, outputTokens: 0, estimatedTokenRows: 0, failed: 0, medianTimeToFirstTokenMs: null, cost: null, ratingsUp: 0, ratingsDown: 0 };
-    row.messages += Number(r.messages);
-    row.credits += Number(r.credits);
-    row.inputTokens += Number(r.input);
-    row.outputTokens += Number(r.output);
-    row.estimatedTokenRows += Number(r.estimated);
-    row.failed += Number(r.failed);
-    const price = prices.get(r.model);
-    if (price && (price.inputPricePerMillion !== undefined || price.outputPricePerMillion !== undefined)) {
-      const cost = (Number(r.input) * (price.inputPricePerMillion ?? 0) + Number(r.output) * (price.outputPricePerMillion ?? 0)) / 1_000_000;
-      row.cost = (row.cost ?? 0) + cost;
-    }
-    rows.set(r.key, row);
-  }
-  const byKey = new Map<string | null, number[]>();
-  for (const f of firsts) byKey.set(f.key, [...(byKey.get(f.key) ?? []), Number(f.ms)]);
-  for (const [k, list] of byKey) {
-    const row = rows.get(k);
-    if (row) row.medianTimeToFirstTokenMs = list[Math.floor((list.length - 1) / 2)]!;
-  }
-  for (const r of ratings) {
-    const row = rows.get(r.key);
-    if (!row) continue;
-    row.ratingsUp = Number(r.up);
-    row.ratingsDown = Number(r.down);
-  }
-  return [...rows.values()]
-    .map((r) => ({ ...r, ...(names ? { name: (r.key && names.get(r.key)) ?? null } : {}), cost: r.cost === null ? null : Math.round(r.cost * 1e6) / 1e6 }))
-    .sort((a, b) => String(a.key).localeCompare(String(b.key)));
-}
+/** The order of keys: the locale's, as String.localeCompare's, through one collator (localeCompare makes one per call: 0.1 s for 10,000 people). */
+const byKey = new Intl.Collator();
 
-/** The names of the accounts with usage rows in the range: the report by person shows who, not only an id. */
-async function namesOfUsers(db: Db, range: { from: number; to: number }): Promise<Map<string, string>> {
-  const rows = await db.all<{ id: string; name: string }>(sql`
-    select id, name from users
-    where id in (select distinct user_id from usage_events where at >= ${range.from} and at < ${range.to} and user_id is not null)`);
-  return new Map(rows.map((r) => [r.id, r.name]));
+const columns = (fields: readonly string[]) => sql.raw(fields.map(columnName).join(", "));
+
+/** A report row from its key, its sums (REPORT_FIELDS' order), its median, its cost and its thumbs up and down. */
+function row(key: string | null, sums: readonly number[], median: number | null, cost: number | null, [ratingsUp, ratingsDown] = [0, 0]): UsageRow {
+  const [messages = 0, credits = 0, inputTokens = 0, outputTokens = 0, estimatedTokenRows = 0, failed = 0] = sums;
+  const rounded = cost === null ? null : Math.round(cost * 1e6) / 1e6;
+  return { key, messages, credits, inputTokens, outputTokens, estimatedTokenRows, failed, medianTimeToFirstTokenMs: median, cost: rounded, ratingsUp, ratingsDown };
 }
 
 /**
- * Thumbs up and down per key, on the replies the range's message rows paid for (each reply
- * once, whatever rows name it). A rating has no time of its own: it counts on the day its
- * reply was charged.
+ * By day or model: the rows of the range's days, one per day and model (`[key, model, ...DAY_FIELDS]`),
+ * summed per key in JavaScript, each priced by its model; the medians off the summed histograms.
  */
-function ratingsOf(db: Db, range: { from: number; to: number }, key: SQL) {
-  return db.all<{ key: string | null; up: number; down: number }>(sql`
-    select key, sum(rating = 1) as up, sum(rating = -1) as down from (
-      select distinct paid.key, messages.id, messages.rating
-      from (select ${key} as key, message_id from usage_events
-            where at >= ${range.from} and at < ${range.to} and kind = 'message' and message_id is not null) as paid
-      join messages on messages.id = paid.message_id
-      where messages.rating is not null
-    ) group by key`);
+async function dayReport(db: Db, range: { from: string; to: string }, groupBy: "day" | "model", prices: Prices): Promise<UsageRow[]> {
+  // Side by side: drizzle's D1 driver cannot batch raw statements with parameters.
+  const [result, rated] = await Promise.all([
+    db.get<{ parts: string | null }>(sql`select json_group_array(json_array(${sql.raw(groupBy)}, model, ${columns(DAY_FIELDS)})) as parts
+      from usage_days where day between ${range.from} and ${range.to}`),
+    db.get<{ ratings: string | null }>(sql`select json_group_object(key, json_array(up, down)) as ratings from (${ratingsOf(range, groupBy)})`),
+  ]);
+  const ratings = JSON.parse(rated?.ratings ?? "{}") as Record<string, [number, number]>;
+  const totals = new Map<string, { sums: number[]; cost: number | null }>();
+  for (const [key, model, ...values] of JSON.parse(result?.parts ?? "[]") as Array<[string, string, ...number[]]>) {
+    const acc = totals.get(key) ?? { sums: values.map(() => 0), cost: null };
+    for (let i = 0; i < values.length; i++) acc.sums[i]! += values[i]!;
+    const price = prices.get(model);
+    if (price && (price.inputPricePerMillion !== undefined || price.outputPricePerMillion !== undefined)) {
+      acc.cost = (acc.cost ?? 0) + (values[2]! * (price.inputPricePerMillion ?? 0) + values[3]! * (price.outputPricePerMillion ?? 0)) / 1_000_000;
+    }
+    totals.set(key, acc);
+  }
+  const n = REPORT_FIELDS.length;
+  return [...totals].map(([key, { sums, cost }]) => row(key, sums, medianOf(sums.slice(n)), cost, ratings[key]));
+}
+
+/**
+ * By person, summed and priced in the statement, one row each, `[id, name, cost, ...PERSON_FIELDS]`:
+ * for each person and model used in the range, the totals at its end (the running totals, or
+ * the last day's row at or before the end) less those before its start (the last day's row
+ * before it), each row looked up only where the range cuts the person's days; and the erased
+ * accounts' days of the range, as the person ''. Prices go in as a JSON parameter, so that
+ * the statement hands back 10,000 people rather than their 30,000 models.
+ */
+async function personReport(db: Db, range: { from: string; to: string }, prices: Prices): Promise<UsageRow[]> {
+  const { from, to } = range;
+  const priced = Object.fromEntries([...prices].filter(([, p]) => p.inputPricePerMillion !== undefined || p.outputPricePerMillion !== undefined).map(([id, p]) => [id, [p.inputPricePerMillion ?? 0, p.outputPricePerMillion ?? 0]]));
+  const atEnd = (f: string) => `coalesce(a.${columnName(f)}, t.${columnName(f)}) - coalesce(b.${columnName(f)}, 0)`;
+  // The last row of the person and model at or before a day; only looked for where it is needed.
+  const latest = (when: SQL, comparison: SQL) =>
+    sql`case when ${when} then (select max(c.day) from usage_user_cumulative c where c.user_id = t.user_id and c.model = t.model and ${comparison}) end`;
+  const sums = sql.raw(PERSON_FIELDS.map((f) => `sum(${columnName(f)})`).join(", "));
+  const cost = sql.raw("case when count(p.model) > 0 then sum(input_tokens * p.input + output_tokens * p.output) / 1000000.0 end");
+  const result = await db.get<{ rows: string | null }>(sql`with
+    prices(model, input, output) as (select key, value ->> 0, value ->> 1 from json_each(${JSON.stringify(priced)})),
+    cut(user_id, model, ${columns(PERSON_FIELDS)}) as (
+      select t.user_id, t.model, ${sql.raw(PERSON_FIELDS.map(atEnd).join(", "))}
+      from usage_user_totals t
+        left join usage_user_cumulative a on a.user_id = t.user_id and a.model = t.model and a.day = ${latest(sql`t.last_day > ${to}`, sql`c.day <= ${to}`)}
+        left join usage_user_cumulative b on b.user_id = t.user_id and b.model = t.model and b.day = ${latest(sql`t.first_day < ${from}`, sql`c.day < ${from}`)}
+      where t.first_day <= ${to} and t.last_day >= ${from} and (t.last_day <= ${to} or a.day >= ${from})),
+    people(user_id, cost, ${columns(PERSON_FIELDS)}) as (
+      select user_id, ${cost}, ${sums} from cut left join prices p using (model) group by user_id
+      union all
+      select ${ERASED}, ${cost}, ${sums} from usage_erased_days left join prices p using (model) where day between ${from} and ${to} having count(*) > 0),
+    rated as (${ratingsOf(range, "user")})
+    select json_group_array(json_array(g.user_id, (select u.name from users u where u.id = g.user_id), g.cost, coalesce(r.up, 0), coalesce(r.down, 0), ${columns(PERSON_FIELDS)})) as rows
+    from people g left join rated r on r.key = g.user_id`);
+  const n = REPORT_FIELDS.length;
+  type Person = [string, string | null, number | null, number, number, ...number[]];
+  return (JSON.parse(result?.rows ?? "[]") as Person[]).map(([id, name, cost, up, down, ...values]) => {
+    const erased = id === ERASED;
+    return { ...row(erased ? null : id, values, geometricMeanOf(values[n]!, values[n + 1]!), cost, [up, down]), name: erased ? null : name };
+  });
+}
+
+/**
+ * Thumbs up and down per key (`key`, `up`, `down`) on the replies written in the range, read
+ * off messages_rated_idx alone (the rated ones by time, with what is counted of them). A
+ * rating has no time of its own: it counts on the day its reply was written, which is the
+ * day it was charged. Only replies are rated (contexts.ts rateReply); a failed one was not charged.
+ */
+function ratingsOf(range: { from: string; to: string }, groupBy: GroupBy): SQL {
+  const key = sql.raw(groupBy === "model" ? "model" : groupBy === "user" ? "user_id" : "strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')");
+  const from = Date.parse(`${range.from}T00:00:00.000Z`);
+  const to = Date.parse(`${range.to}T00:00:00.000Z`) + 86_400_000;
+  return sql`select ${key} as key, sum(rating = 1) as up, sum(rating = -1) as down from messages
+    where rating is not null and created_at >= ${from} and created_at < ${to} and status <> 'failed' group by 1`;
 }
 
 /** The report as CSV (RFC 4180), a header line first. */

@@ -3,6 +3,8 @@ import { ApiError } from "../../platform/http/errors";
 import { createRouter } from "../../platform/http/router";
 import { adminRoute } from "./admin-route";
 import { usageCsv, usageReport } from "./usage-report";
+import { utcDayBefore } from "../account/credits";
+import { USAGE_ROLLUP_DAYS } from "../account/usage-rollups";
 
 const DAY = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a day, YYYY-MM-DD (UTC)");
 
@@ -16,9 +18,13 @@ const UsageRowSchema = z
     outputTokens: z.number().int().openapi({ description: "Tokens out, titles included" }),
     estimatedTokenRows: z.number().int().openapi({ description: "Model calls whose tokens are estimates: the provider gave no counts" }),
     failed: z.number().int().openapi({ description: "Exchanges the model failed or timed out on (refunded)" }),
-    medianTimeToFirstTokenMs: z.number().int().nullable().openapi({ description: "Median time to the first token of streamed replies; null without one" }),
+    medianTimeToFirstTokenMs: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Median time to the first token of streamed replies, read off sums: by day or model from a histogram (buckets a factor of √2 apart), by person their geometric mean; null without one" }),
     cost: z.number().nullable().openapi({ description: "The operator's cost from the catalog's inputPricePerMillion and outputPricePerMillion (the prices' currency); null where no model of the row has a price" }),
-    ratingsUp: z.number().int().openapi({ description: "Replies charged in the range that their person rated thumbs up (PUT …/rating), each counted on the day it was charged" }),
+    ratingsUp: z.number().int().openapi({ description: "Replies written in the range that their person rated thumbs up (PUT …/rating), each counted once on the day it was written (and charged)" }),
     ratingsDown: z.number().int().openapi({ description: "The same, thumbs down" }),
   })
   .openapi("UsageReportRow");
@@ -58,7 +64,11 @@ export const usageRoutes = createRouter().openapi(usageRoute, async (c) => {
   if (Number.isNaN(fromMs) || Number.isNaN(toMs) || fromMs >= toMs) throw new ApiError("invalid_request", "invalid query: from must be a real day no later than to", { field: "from" });
   if (toMs - fromMs > 400 * DAY_MS) throw new ApiError("invalid_request", "invalid query: the range may cover at most 400 days", { field: "from" });
   const prices = new Map(config.catalog.models.map((m) => [m.id, m]));
-  const items = await usageReport(db, { from: fromMs, to: toMs }, query.groupBy, prices);
+  // Usage is kept USAGE_ROLLUP_DAYS: a range reaching further back is counted from there.
+  const kept = utcDayBefore(now(), USAGE_ROLLUP_DAYS - 1);
+  const counted = { from, to };
+  if (counted.from < kept) counted.from = kept;
+  const items = await usageReport(db, counted, query.groupBy, prices);
   if (query.format === "csv") {
     return c.body(usageCsv(items, query.groupBy), 200, { "Content-Type": "text/csv; charset=utf-8", "Content-Disposition": `attachment; filename="usage-${from}-${to}-${query.groupBy}.csv"` });
   }

@@ -7,7 +7,7 @@ import type { Logger } from "../../platform/log";
 import type { ExchangeOutcome, Metrics } from "../../platform/metrics";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditsFor, type Credits } from "../account/credits";
-import { usageEventStatement } from "../account/usage";
+import { usageStatements } from "../account/usage";
 import { ExchangeCancelled, ModelFailed, ModelTimedOut, ModelUnavailable } from "./errors";
 import { releaseHoldStatements, renewalInterval, renewHold, settleHoldStatements, type HeldCharge } from "./holds";
 import { finishClaimStatement, releaseClaimStatement, type IdempotencyClaim } from "./idempotency";
@@ -106,7 +106,7 @@ export async function* answer(deps: ChatDeps, exchange: Exchange, request: Answe
     const error = failureError(deps, exchange, err);
     const cancelled = error instanceof ExchangeCancelled;
     // A model's failure is counted (GET /admin/usage's failed exchanges), uncharged, with the refund.
-    await release(deps, exchange, cancelled ? "cancelled by the client" : `model call failed (${error.code})`, cancelled ? [] : [failureRecord(deps, exchange, err)], {
+    await release(deps, exchange, cancelled ? "cancelled by the client" : `model call failed (${error.code})`, cancelled ? [] : failureRecord(deps, exchange, err), {
       model: err.answering.id,
       outcome: FAILURE_OUTCOMES[err.why],
     });
@@ -140,23 +140,22 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
   const hold = settleHoldStatements(db, exchange.charge, model.credits);
   const batch = new Batch();
   for (const s of [...hold.first, ...stored.statements]) batch.add(s);
-  batch.add(
-    usageEventStatement(db, {
-      id: timeOrderedId("use"),
-      userId: exchange.charge.userId,
-      at: exchange.charge.at,
-      model: model.id,
-      contextId: stored.contextId,
-      messageId: stored.messageId,
-      credits: model.credits,
-      kind: "message",
-      keyId: exchange.charge.keyId,
-      firstTokenMs: whole.timing.firstTokenMs ?? null,
-      inputTokens: whole.tokens.input,
-      outputTokens: whole.tokens.output,
-      tokensEstimated: whole.tokens.estimated,
-    }),
-  );
+  const usage = usageStatements(db, {
+    id: timeOrderedId("use"),
+    userId: exchange.charge.userId,
+    at: exchange.charge.at,
+    model: model.id,
+    contextId: stored.contextId,
+    messageId: stored.messageId,
+    credits: model.credits,
+    kind: "message",
+    keyId: exchange.charge.keyId,
+    firstTokenMs: whole.timing.firstTokenMs ?? null,
+    inputTokens: whole.tokens.input,
+    outputTokens: whole.tokens.output,
+    tokensEstimated: whole.tokens.estimated,
+  });
+  for (const s of usage) batch.add(s);
   batch.add(timingStatement(db, whole.timing));
   if (exchange.claim) batch.add(step(finishClaimStatement(db, exchange.claim, deps.now(), { status: 200, body: stored.reply })));
   batch.add(hold.last);
@@ -172,9 +171,9 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
 }
 
 /** The usage record of a failed model call: no credits, no tokens. */
-function failureRecord(deps: ChatDeps, exchange: Exchange, failed: ModelCallFailed): Step {
+function failureRecord(deps: ChatDeps, exchange: Exchange, failed: ModelCallFailed): Step[] {
   const { userId, at, keyId } = exchange.charge;
-  return usageEventStatement(deps.db, {
+  return usageStatements(deps.db, {
     id: timeOrderedId("use"),
     userId,
     at,

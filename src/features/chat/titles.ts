@@ -7,7 +7,7 @@ import type { ModelOutcome } from "../../platform/models/adapter";
 import type { RegisteredModel } from "../../platform/models/registry";
 import { estimateTokens } from "../../platform/models/tokens";
 import { contextNameFrom } from "../contexts/context-names";
-import { usageEventStatement } from "../account/usage";
+import { usageStatements } from "../account/usage";
 import type { ChatDeps } from "./exchange";
 
 // ---------------------------------------------------------------------------------------
@@ -88,7 +88,7 @@ export async function writeTitle(
       onOutcome: (o) => void (outcome = o),
     });
     const title = cleanTitle(text.replaceAll("\u0000", ""));
-    const usage = usageEventStatement(db, {
+    const usage = usageStatements(db, {
       id: timeOrderedId("use"),
       userId: input.userId,
       at: deps.now(),
@@ -102,7 +102,7 @@ export async function writeTitle(
       tokensEstimated: outcome.usage === undefined,
     });
     const batch = new Batch();
-    batch.add(usage);
+    for (const s of usage) batch.add(s);
     if (title) {
       batch.add(
         step(
