@@ -117,8 +117,20 @@ export interface RolledUp {
   firstTokenMs: number | null;
 }
 
-/** The statements that add a usage row to the rollups, for the batch that writes it. A row of nobody's (no account) adds to the days only. */
-export function rollupStatements(db: Db, event: RolledUp): Step[] {
+/**
+ * How far another server's clock may run ahead of this one's: a call stored this long before
+ * the end of the day it began on may find a later day written already (by a call that began
+ * after midnight on that server's clock).
+ */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * The statements that add a usage row to the rollups, for the batch that writes it at
+ * `storedAt`. A row of nobody's (no account) adds to the days only. The two that add a call
+ * to a day before the person's last are left out when it is stored well inside the day it
+ * began on (nearly always): no later day can have been written yet.
+ */
+export function rollupStatements(db: Db, event: RolledUp, storedAt: Date): Step[] {
   const timed = event.firstTokenMs !== null;
   const values = {
     day: utcDay(event.at),
@@ -134,8 +146,10 @@ export function rollupStatements(db: Db, event: RolledUp): Step[] {
     firstTokens: timed ? 1 : 0,
     firstTokenLog2Sum: timed ? firstTokenLog2(event.firstTokenMs!) : 0,
   };
-  const [days, ...person] = rollupTemplates(db);
-  return [days!, ...(event.userId === null ? [] : person)].map((t) => bind(t, values));
+  const [days, totals, lastDay, ...laterDays] = rollupTemplates(db);
+  const maybeLater = utcDay(new Date(storedAt.getTime() + CLOCK_SKEW_MS)) !== values.day;
+  const person = event.userId === null ? [] : [totals!, lastDay!, ...(maybeLater ? laterDays : [])];
+  return [days!, ...person].map((t) => bind(t, values));
 }
 
 /**

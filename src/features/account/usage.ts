@@ -93,14 +93,14 @@ export interface UsageEvent {
 
 /**
  * The usage record of one model call, and what it adds to the usage rollups (the admin's
- * report: usage-rollups.ts), for the batch that stores it.
+ * report: usage-rollups.ts), for the batch that stores it at `storedAt`.
  */
-export function usageStatements(db: Db, event: UsageEvent): Step[] {
+export function usageStatements(db: Db, event: UsageEvent, storedAt: Date): Step[] {
   const firstTokenMs = event.firstTokenMs ?? null;
   const outcome = event.outcome ?? "ok";
   return [
     bind(usageEventTemplate(db), { ...event, keyId: event.keyId ?? null, firstTokenMs, outcome, tokensEstimated: event.tokensEstimated ? 1 : 0 }),
-    ...rollupStatements(db, { ...event, firstTokenMs, outcome }),
+    ...rollupStatements(db, { ...event, firstTokenMs, outcome }, storedAt),
   ];
 }
 

@@ -154,7 +154,7 @@ export async function store<R>(deps: ChatDeps, exchange: Exchange, whole: ModelA
     inputTokens: whole.tokens.input,
     outputTokens: whole.tokens.output,
     tokensEstimated: whole.tokens.estimated,
-  });
+  }, deps.now());
   for (const s of usage) batch.add(s);
   batch.add(timingStatement(db, whole.timing));
   if (exchange.claim) batch.add(step(finishClaimStatement(db, exchange.claim, deps.now(), { status: 200, body: stored.reply })));
@@ -187,7 +187,7 @@ function failureRecord(deps: ChatDeps, exchange: Exchange, failed: ModelCallFail
     inputTokens: 0,
     outputTokens: 0,
     tokensEstimated: false,
-  });
+  }, deps.now());
 }
 
 /** How a failed model call's exchange ends, for the metrics. */

@@ -100,7 +100,7 @@ export async function writeTitle(
       inputTokens: outcome.usage?.promptTokens ?? estimateTokens(TITLE_INSTRUCTIONS + excerpt),
       outputTokens: outcome.usage?.completionTokens ?? estimateTokens(text),
       tokensEstimated: outcome.usage === undefined,
-    });
+    }, deps.now());
     const batch = new Batch();
     for (const s of usage) batch.add(s);
     if (title) {
