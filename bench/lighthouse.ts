@@ -110,6 +110,8 @@ async function main() {
     writeSection("Lighthouse", "Chromium is not installed here, so Lighthouse did not run (apt-get install chromium).");
     return;
   }
+  // Read now: the load average at the start, not once the runs have added their own.
+  const startedOn = machine();
   buildWebIfNeeded();
   const upstream = await startFakeUpstream({ record: false });
   const server = await startServerProcess({ SVC_MODEL_BASE_URL: upstream.baseUrl, RATE_LIMIT_PER_MINUTE: "0", ...(WEB_DIST ? { WEB_DIST_DIR: WEB_DIST } : {}) });
@@ -176,7 +178,7 @@ async function main() {
   );
   writeSection(
     "Lighthouse",
-    `${machine()}. Lighthouse ${(await import("lighthouse/package.json", { with: { type: "json" } })).default.version}, mobile preset (simulated slow 4G and a 4× slower CPU), cold cache (Lighthouse clears it before each run; the session's cookie stays), against the Node server (\`npm start\`'s build) over loopback, in Debian's Chromium, headless. The median of ${RUNS} runs a page (the range in brackets). The chat page opens a conversation of three exchanges: a table, two highlighted code blocks (Python, JavaScript) and display and inline math.
+    `${startedOn}. Lighthouse ${(await import("lighthouse/package.json", { with: { type: "json" } })).default.version}, mobile preset (simulated slow 4G and a 4× slower CPU), cold cache (Lighthouse clears it before each run; the session's cookie stays), against the Node server (\`npm start\`'s build) over loopback, in Debian's Chromium, headless. The median of ${RUNS} runs a page (the range in brackets). The chat page opens a conversation of three exchanges: a table, two highlighted code blocks (Python, JavaScript) and display and inline math.
 
 | page | performance | total blocking time, ms | the same from CPU time, ms | first contentful paint, ms | largest contentful paint, ms | best practices |
 |---|---:|---:|---:|---:|---:|---:|

@@ -156,8 +156,8 @@ function useShownFromEnd(
   const controls = !shown || shown.controls;
   // A task after the frame that paints what is shown: the next part, or the controls.
   useEffect(() => {
-    const r = reveal.current;
-    if (!r || r.conversation !== conversation || r.controls || (r.from > 0 && !r.filled)) return;
+    const r = shown;
+    if (!r || r.controls || (r.from > 0 && !r.filled)) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const frame = requestAnimationFrame(() => {
       timer = setTimeout(() => {
@@ -174,7 +174,8 @@ function useShownFromEnd(
       cancelAnimationFrame(frame);
       clearTimeout(timer);
     };
-  }, [from, controls, conversation]);
+    // `shown` is a new object at each reveal: a reveal begun again starts its own steps.
+  }, [shown, from, controls]);
   // Before the frame paints, so that what is in view never moves (no layout shift).
   useLayoutEffect(() => {
     const r = reveal.current;
