@@ -20,6 +20,10 @@ const RUNS = Number(process.env.LIGHTHOUSE_RUNS ?? 3);
 const REPORTS = process.env.LIGHTHOUSE_REPORTS;
 /** Only the pages whose names start with one of these (comma-separated), while working on one; BENCHMARKS.md is then left alone. */
 const ONLY = process.env.LIGHTHOUSE_ONLY?.split(",").filter(Boolean);
+/** Set (to anything): the traces carry V8's samples too, the JavaScript each task ran (costs some speed: not for the recorded figures). */
+const PROFILE = !!process.env.LIGHTHOUSE_PROFILE;
+/** Another build of the web client to measure (an earlier commit's, or one built with `--minify false` to read a profile by). */
+const WEB_DIST = process.env.LIGHTHOUSE_WEB_DIST;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -43,7 +47,14 @@ interface Score {
 }
 
 async function audit(url: string, port: number, name: string): Promise<Score> {
-  const result = await lighthouse(url, { port, output: "json", logLevel: "error", onlyCategories: ["performance", "best-practices"] });
+  const settings = {
+    // Its check navigates away and back: the page, loaded again, renews its session, and the
+    // check moves on before the answer (and its new refresh cookie) arrives; the next run then
+    // sends a refresh token already used, which ends the session. It weighs nothing in the score.
+    skipAudits: ["bf-cache"],
+    ...(PROFILE ? { additionalTraceCategories: "disabled-by-default-v8.cpu_profiler" } : {}),
+  };
+  const result = await lighthouse(url, { port, output: "json", logLevel: "error", onlyCategories: ["performance", "best-practices"] }, { extends: "lighthouse:default", settings });
   if (!result) throw new Error(`Lighthouse gave no result for ${url}`);
   const { lhr } = result;
   if (REPORTS) {
@@ -99,9 +110,11 @@ async function main() {
     writeSection("Lighthouse", "Chromium is not installed here, so Lighthouse did not run (apt-get install chromium).");
     return;
   }
+  // Read now: the load average at the start, not once the runs have added their own.
+  const startedOn = machine();
   buildWebIfNeeded();
   const upstream = await startFakeUpstream({ record: false });
-  const server = await startServerProcess({ SVC_MODEL_BASE_URL: upstream.baseUrl, RATE_LIMIT_PER_MINUTE: "0" });
+  const server = await startServerProcess({ SVC_MODEL_BASE_URL: upstream.baseUrl, RATE_LIMIT_PER_MINUTE: "0", ...(WEB_DIST ? { WEB_DIST_DIR: WEB_DIST } : {}) });
   const profile = mkdtempSync(join(tmpdir(), "lighthouse-profile-"));
   const port = await freePort();
   // Lighthouse drives this browser over its debugging port, in the default profile, where the
@@ -165,7 +178,7 @@ async function main() {
   );
   writeSection(
     "Lighthouse",
-    `${machine()}. Lighthouse ${(await import("lighthouse/package.json", { with: { type: "json" } })).default.version}, mobile preset (simulated slow 4G and a 4× slower CPU), cold cache (Lighthouse clears it before each run; the session's cookie stays), against the Node server (\`npm start\`'s build) over loopback, in Debian's Chromium, headless. The median of ${RUNS} runs a page (the range in brackets). The chat page opens a conversation of three exchanges: a table, two highlighted code blocks (Python, JavaScript) and display and inline math.
+    `${startedOn}. Lighthouse ${(await import("lighthouse/package.json", { with: { type: "json" } })).default.version}, mobile preset (simulated slow 4G and a 4× slower CPU), cold cache (Lighthouse clears it before each run; the session's cookie stays), against the Node server (\`npm start\`'s build) over loopback, in Debian's Chromium, headless. The median of ${RUNS} runs a page (the range in brackets). The chat page opens a conversation of three exchanges: a table, two highlighted code blocks (Python, JavaScript) and display and inline math.
 
 | page | performance | total blocking time, ms | the same from CPU time, ms | first contentful paint, ms | largest contentful paint, ms | best practices |
 |---|---:|---:|---:|---:|---:|---:|

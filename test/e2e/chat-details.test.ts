@@ -215,6 +215,8 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
     stack.upstream.reply = () => "| Plant | Water |\n|---|---|\n| Fern | weekly |\n\n$$W = \\sum_{i=1}^{n} w_i$$\n\nDone.";
     await sendAndWait(page, "a table and a sum", "Done.");
     const reply = lastReply(page);
+    // The stored reply (its controls are there), not the one that streamed, which it replaces.
+    await reply.getByRole("button", { name: "Good reply" }).waitFor();
     const cells = await reply.evaluate((li) => {
       const style = (el: Element) => getComputedStyle(el);
       const th = style(li.querySelector("th")!);

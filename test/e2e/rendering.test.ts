@@ -179,6 +179,9 @@ describe.skipIf(!hasChromium)("replies as the page shows them", () => {
     stack.upstream.reply = () => "Bring:\n\n- a pot\n- soil\n  - peat-free\n\nThen:\n\n1. fill\n2. plant";
     await sendAndWait(page, "what to bring", "Bring:");
     const reply = lastReply(page);
+    // The streamed reply is drawn again as stored (its own id) once the conversation is read
+    // back: a list read in between would be detached (no computed style). Stored, it has its controls.
+    await reply.getByRole("button", { name: "Regenerate reply" }).waitFor();
     const marker = (list: string) => reply.getByRole("list").filter({ hasText: list }).first().evaluate((el) => getComputedStyle(el).listStyleType);
     expect(await marker("a pot")).toBe("disc");
     expect(await reply.getByRole("list").filter({ hasText: "peat-free" }).last().evaluate((el) => getComputedStyle(el).listStyleType)).toBe("circle");

@@ -15,12 +15,29 @@ const ArchivedScreen = lazy(() => import("./navigator/archived-screen").then((m)
 // The Admin area is loaded for admins only: no one else ever downloads its code.
 const AdminScreen = lazy(() => import("./admin/admin-screen").then((m) => m.AdminScreen));
 
+/** Wider than a phone: the navigator is a column beside the chat (the drawer's breakpoint in styles.css). */
+function useWideScreen(): boolean {
+  const [query] = useState(() => matchMedia("(min-width: 769px)"));
+  const [wide, setWide] = useState(query.matches);
+  useEffect(() => {
+    const change = () => setWide(query.matches);
+    query.addEventListener("change", change);
+    return () => query.removeEventListener("change", change);
+  }, [query]);
+  return wide;
+}
+
 /** The signed-in app: the navigator, the top bar, and the chat or settings. */
 export function Shell() {
   const [drawer, setDrawer] = useState(false);
-  // The navigator comes the task after the first paint of the chat (or settings): on a phone it
-  // is a closed drawer, and one long task at start is what makes a page feel stuck.
-  const navigator = useAfterFirstPaint();
+  // The navigator comes the task after the first paint of the chat (or settings): one long
+  // task at start is what makes a page feel stuck. On a phone it is a closed drawer, made the
+  // first time it opens (and kept): nobody sees it before.
+  const afterPaint = useAfterFirstPaint();
+  const wide = useWideScreen();
+  const [opened, setOpened] = useState(false);
+  if (drawer && !opened) setOpened(true);
+  const navigator = afterPaint && (wide || drawer || opened);
   const toggle = useRef<HTMLButtonElement>(null);
   const closeDrawer = () => {
     setDrawer(false);

@@ -3,19 +3,29 @@ import { lazy, Suspense } from "preact/compat";
 import { useEffect, useState } from "preact/hooks";
 import { Redirect, Route, Switch, useLocation } from "wouter-preact";
 import { ApiError, setCreditHeadersHandler } from "./api/client";
-import { currentSession, loginPath, onSessionChange, refreshSession, type Session } from "./auth/session";
+import { currentSession, type EndReason, lastEndReason, loginPath, mayHaveSession, onSessionChange, refreshSession, type Session } from "./auth/session";
+import { clientConfigQuery } from "./api/client-config";
+import { conversationQuery } from "./chat/conversation-query";
+import { creditsQuery, updateCredits } from "./chat/credits";
+import { modelsQuery } from "./chat/models-query";
+import { profileQuery } from "./settings/profile-read";
+import { sharedQuery } from "./share/shared-query";
+import { Loading } from "./ui/loading";
+import { startPrepareWorker } from "./ui/prepare-worker-start";
 import { onSuspension, suspensionMessage } from "./auth/suspension";
-import { updateCredits } from "./chat/credits";
 // Not split off: a card of a few hundred bytes, where a chunk of its own made the entry's
 // shared code a third file that every page then asked for.
 import { SuspendedScreen } from "./suspended/suspended-screen";
 
 // Each kind of page loads only its own code (route-level splitting): the login page and the
 // public share page do not carry the chat, the navigator and settings.
-const LoginScreen = lazy(() => import("./login/login-screen").then((m) => m.LoginScreen));
+const loadSharePage = () => import("./share/share-page");
+const loadShell = () => import("./app-shell");
+const loadLoginScreen = () => import("./login/login-screen");
+const LoginScreen = lazy(() => loadLoginScreen().then((m) => m.LoginScreen));
 const AuthCallback = lazy(() => import("./login/auth-callback").then((m) => m.AuthCallback));
-const SharePage = lazy(() => import("./share/share-page").then((m) => m.SharePage));
-const Shell = lazy(() => import("./app-shell").then((m) => m.Shell));
+const SharePage = lazy(() => loadSharePage().then((m) => m.SharePage));
+const Shell = lazy(() => loadShell().then((m) => m.Shell));
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -26,6 +36,48 @@ const queryClient = new QueryClient({
     },
   },
 });
+
+/**
+ * What the page opened at this address asks for first, asked for at once, as the page starts:
+ * a conversation's or a shared snapshot's data and the worker that renders its replies come
+ * in while the page's own code does, and the signed-in app's code while the session is
+ * restored, rather than each after the other (on a phone's network, each wait is a round
+ * trip or more).
+ */
+export function startEarly() {
+  const path = location.pathname;
+  const shared = /^\/s\/([^/]+)$/.exec(path)?.[1];
+  if (shared) {
+    startPrepareWorker();
+    void loadSharePage();
+    void queryClient.prefetchQuery(sharedQuery(decodeURIComponent(shared)));
+    return;
+  }
+  if (path === "/auth/callback") return;
+  if (path === "/login" || !mayHaveSession()) {
+    // The login screen, and how this deployment signs people in, which it shows.
+    void loadLoginScreen();
+    void queryClient.prefetchQuery(clientConfigQuery());
+    return;
+  }
+  const conversation = /^\/c\/([^/]+)$/.exec(path)?.[1];
+  if (conversation) startPrepareWorker();
+  void loadShell();
+  // Settings are a file of their own, which the signed-in app would ask for only once it runs.
+  if (path.startsWith("/settings")) void import("./settings/settings-screen");
+  void refreshSession().then((session) => {
+    if (!session) return;
+    // What the chat, the top bar and Settings show, so that they first render with it rather
+    // than once more for each answer.
+    void queryClient.prefetchQuery(profileQuery());
+    void queryClient.prefetchQuery(creditsQuery());
+    void queryClient.prefetchQuery(modelsQuery());
+    void queryClient.prefetchQuery(clientConfigQuery());
+    if (!conversation) return;
+    const focusId = new URLSearchParams(location.search).get("m");
+    void queryClient.prefetchInfiniteQuery(conversationQuery(decodeURIComponent(conversation), focusId));
+  });
+}
 
 export function App() {
   const suspended = useSuspension();
@@ -58,17 +110,28 @@ function RequireLogin() {
   const client = useQueryClient();
   const [session, setSession] = useState<Session | null | "restoring">(() => currentSession() ?? "restoring");
   useEffect(() => {
-    const off = onSessionChange((next, reason) => {
-      setSession(next);
-      if (next) return;
+    // Once per end: the refresh below may learn of one the listener has already taken.
+    let handled = false;
+    const ended = (reason: EndReason | undefined) => {
+      if (handled) return;
+      handled = true;
+      setSession(null);
       client.clear();
       const here = window.location.pathname + window.location.search;
       // Ended on the server (another device signed it out, it expired): back through login,
       // then back here, with the message being typed kept (drafts are in sessionStorage).
       if (reason === "ended") navigate(`${loginPath(here)}${here === "/" ? "?" : "&"}expired`, { replace: true });
       else navigate("/login", { replace: true });
+    };
+    const off = onSessionChange((next, reason) => {
+      if (!next) return ended(reason);
+      handled = false;
+      setSession(next);
     });
-    if (session === "restoring") void refreshSession().then((restored) => setSession(restored));
+    // The refresh may have begun with the page (startEarly), and ended before this listened.
+    if (session === "restoring") {
+      void refreshSession().then((restored) => (restored || lastEndReason() !== "ended" ? setSession(restored) : ended("ended")));
+    }
     setCreditHeadersHandler((remaining, resetAt) => updateCredits(client, { remaining, resetAt }));
     return off;
   }, [client]);
@@ -82,13 +145,4 @@ function useSuspension(): string | null {
   const [message, setMessage] = useState(suspensionMessage);
   useEffect(() => onSuspension(setMessage), []);
   return message;
-}
-
-/** While a page's code arrives (a few kilobytes, usually from the cache). */
-function Loading() {
-  return (
-    <p class="page-loading muted" role="status">
-      Loading…
-    </p>
-  );
 }

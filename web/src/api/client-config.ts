@@ -1,4 +1,4 @@
-import { useQuery } from "@tanstack/react-query";
+import { queryOptions, useQuery } from "@tanstack/react-query";
 import { api, must, type Schemas } from "./client";
 
 /** What GET /client-config tells the browser about this deployment (how to log in, voice). */
@@ -6,6 +6,8 @@ export type ClientConfig = Schemas["ClientConfig"];
 
 export const fetchClientConfig = () => must(api.GET("/client-config"));
 
+export const clientConfigQuery = () => queryOptions({ queryKey: ["client-config"], queryFn: fetchClientConfig, staleTime: Infinity });
+
 export function useClientConfig() {
-  return useQuery({ queryKey: ["client-config"], queryFn: fetchClientConfig, staleTime: Infinity });
+  return useQuery(clientConfigQuery());
 }

@@ -58,7 +58,7 @@ function markSignedIn(on: boolean) {
 }
 
 /** Whether this browser may hold a session to restore (it took one and has not ended it). */
-function mayHaveSession(): boolean {
+export function mayHaveSession(): boolean {
   return document.cookie.split(/;\s*/).includes(`${MARKER}=1`);
 }
 
@@ -75,8 +75,13 @@ export function onSessionChange(listener: (session: Session | null, reason?: End
   return () => listeners.delete(listener);
 }
 
+/** Why the last session here ended, for a page that started listening after it did. */
+let lastEnd: EndReason | undefined;
+export const lastEndReason = () => lastEnd;
+
 function setSession(session: Session | null, reason?: EndReason) {
   current = session;
+  lastEnd = session ? undefined : reason;
   markSignedIn(session !== null);
   clearTimeout(renewal);
   // A 401 renews it too, should the timer not have run (a sleeping laptop, a throttled tab).

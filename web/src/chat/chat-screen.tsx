@@ -7,6 +7,7 @@ import { profileKey, useProfile } from "../settings/profile-query";
 import { Icon } from "../ui/icons";
 import { formatDuration } from "../ui/time";
 import { useNow } from "../ui/use-now";
+import { contextKey, conversationQuery } from "./conversation-query";
 import { creditsKey, updateCredits, useCredits } from "./credits";
 import { readDraft, writeDraft } from "./draft";
 import { InstructionsDialog } from "./instructions-dialog";
@@ -47,8 +48,6 @@ type Exchange =
   | { kind: "send"; message: string; parentId?: string | null; fromComposer: boolean; attachments?: string[] }
   | { kind: "regenerate"; reply: ShownMessage };
 
-/** The cache of a conversation's pages: `["context", id, leaf]`, so this prefix covers every branch read. */
-export const contextKey = (id: string) => ["context", id] as const;
 
 /** A conversation (or a new one at `/`): messages, the composer, the model picker. */
 export function ChatScreen({ contextId }: { contextId: string | undefined }) {
@@ -60,24 +59,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   const credits = useCredits();
   const clientConfig = useClientConfig();
 
-  // Newest messages first, a page at a time going back (`before`); refetching after a send
-  // walks the pages again from the newest, so none is skipped or shown twice.
-  // A search hit opens the branch it is on (`leaf`); paging back with `before` stays on it.
-  const context = useInfiniteQuery({
-    queryKey: [...contextKey(contextId ?? ""), focusId],
-    queryFn: ({ pageParam }) =>
-      must(
-        api.GET("/contexts/{id}", {
-          params: {
-            path: { id: contextId! },
-            query: { limit: 200, ...(pageParam ? { before: pageParam } : focusId ? { leaf: focusId } : {}) },
-          },
-        }),
-      ),
-    initialPageParam: null as string | null,
-    getNextPageParam: (page) => page.nextBefore,
-    enabled: !!contextId,
-  });
+  const context = useInfiniteQuery(conversationQuery(contextId, focusId));
   const conversation = context.data?.pages[0];
   const loaded = context.data ? [...context.data.pages].reverse().flatMap((p) => p.messages) : [];
 

@@ -1,12 +1,15 @@
-import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { queryOptions, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "preact/hooks";
 import { api, must, type Credits } from "../api/client";
 
 export const creditsKey = ["credits"] as const;
 
+/** The counter's data; asked for as the page starts (app.tsx), so not asked again at once when the chat mounts. */
+export const creditsQuery = () => queryOptions({ queryKey: creditsKey, queryFn: () => must(api.GET("/credits")), staleTime: 2_000 });
+
 export function useCredits() {
   const client = useQueryClient();
-  const query = useQuery({ queryKey: creditsKey, queryFn: () => must(api.GET("/credits")) });
+  const query = useQuery(creditsQuery());
   // At 00:00 UTC the allowance comes back: ask again then, without a reload.
   const resetAt = query.data?.resetAt;
   useEffect(() => {

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Message } from "../api/client";
 import { Icon } from "../ui/icons";
 import { Markdown } from "../ui/markdown";
@@ -68,6 +68,7 @@ export function MessageList(props: {
   const holding = revealed.current !== props.conversation && props.messages.every((m) => m.siblingIds);
   const ready = usePrepared(holding ? props.messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content) : []);
   if (props.messages.length > 0 && (!holding || ready)) revealed.current = props.conversation;
+  const { from, controls } = useShownFromEnd(props.conversation, props.messages.length, holding && ready, !!props.focusId, end);
   useEffect(() => {
     if (props.focusId && focused.current !== props.focusId) {
       const target = document.getElementById(`message-${props.focusId}`);
@@ -94,10 +95,17 @@ export function MessageList(props: {
   }
   return (
     <div class="messages">
-      {props.before && <div class="earlier">{props.before}</div>}
+      {props.before && from === 0 && <div class="earlier">{props.before}</div>}
       <ol class="message-items" aria-label="Conversation">
-        {props.messages.map((m) => (
-          <Item key={m.id} message={m} focused={props.focusId === m.id} actions={m.siblingIds ? props.actions : undefined} language={props.language ?? ""} />
+        {props.messages.slice(from).map((m) => (
+          <Item
+            key={m.id}
+            message={m}
+            focused={props.focusId === m.id}
+            actions={m.siblingIds && controls ? props.actions : undefined}
+            reserveActions={!!m.siblingIds && !!props.actions && !controls}
+            language={props.language ?? ""}
+          />
         ))}
       </ol>
       <div ref={end} />
@@ -105,7 +113,100 @@ export function MessageList(props: {
   );
 }
 
-function Item({ message: m, focused, actions, language }: { message: ShownMessage; focused: boolean; actions?: MessageActions; language: string }) {
+/** How many of an opened conversation's newest messages its first render tries: the last exchange. */
+const FIRST = 2;
+
+/** An opened conversation's reveal, as it goes. */
+interface Reveal {
+  conversation: string | undefined;
+  /** The first message shown. */
+  from: number;
+  /** How many messages the last part added. */
+  step: number;
+  /** Whether what is shown fills the view (the rest may then come above it). */
+  filled: boolean;
+  /** Whether the messages' controls are drawn yet. */
+  controls: boolean;
+}
+
+/**
+ * What of an opened conversation to show. It shows its end first: the last exchange, and more
+ * before it until they fill the view (before that frame paints, so that nothing seen moves);
+ * then the messages above it, twice as many each task, each time kept scrolled to the end;
+ * then, a task later, the messages' controls (copy, edit, thumbs…: as many elements as the
+ * text itself), in the room kept for them. What is in view is laid out and painted first, and
+ * no single task renders and lays out a whole long conversation (a phone spends tens of
+ * milliseconds on a reply with code and math). A search hit (`focused`) shows whole at once.
+ */
+function useShownFromEnd(
+  conversation: string | undefined,
+  count: number,
+  revealing: boolean,
+  focused: boolean,
+  end: { current: HTMLDivElement | null },
+): { from: number; controls: boolean } {
+  const reveal = useRef<Reveal | null>(null);
+  const [, rerender] = useState(0);
+  if (revealing) {
+    const from = focused ? 0 : Math.max(0, count - FIRST);
+    reveal.current = { conversation, from, step: FIRST, filled: from === 0, controls: false };
+  }
+  const shown = reveal.current?.conversation === conversation ? reveal.current : null;
+  const from = shown ? Math.min(shown.from, count) : 0;
+  const controls = !shown || shown.controls;
+  // A task after the frame that paints what is shown: the next part, or the controls.
+  useEffect(() => {
+    const r = shown;
+    if (!r || r.controls || (r.from > 0 && !r.filled)) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const frame = requestAnimationFrame(() => {
+      timer = setTimeout(() => {
+        if (r.from > 0) {
+          r.step *= 2;
+          r.from = Math.max(0, r.from - r.step);
+        } else {
+          r.controls = true;
+        }
+        rerender((n) => n + 1);
+      });
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+    // `shown` is a new object at each reveal: a reveal begun again starts its own steps.
+  }, [shown, from, controls]);
+  // Before the frame paints, so that what is in view never moves (no layout shift).
+  useLayoutEffect(() => {
+    const r = reveal.current;
+    if (!r || r.conversation !== conversation || (r.from === 0 && r.step === FIRST)) return;
+    const scroller = end.current?.parentElement;
+    if (r.from > 0 && !r.filled && scroller) {
+      if (scroller.scrollHeight > scroller.clientHeight) {
+        // The view is full: the rest comes in later tasks, above what is seen.
+        r.filled = true;
+        end.current?.scrollIntoView({ block: "end" });
+        return;
+      }
+      // What is shown does not fill the view yet, or it would move down as the rest comes:
+      // more of it before this frame paints.
+      r.step *= 2;
+      r.from = Math.max(0, r.from - r.step);
+      rerender((n) => n + 1);
+    } else if (r.filled && !focused) {
+      end.current?.scrollIntoView({ block: "end" });
+    }
+  }, [from]);
+  return { from, controls };
+}
+
+function Item({
+  message: m,
+  focused,
+  actions,
+  reserveActions,
+  language,
+}: { message: ShownMessage; focused: boolean; actions?: MessageActions; reserveActions: boolean; language: string }) {
   const [editing, setEditing] = useState<string | null>(null);
   const editor = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
@@ -165,6 +266,7 @@ function Item({ message: m, focused, actions, language }: { message: ShownMessag
           {(m.note ?? statusNote(m)) && <p class="message-note">{m.note ?? statusNote(m)}</p>}
         </div>
       )}
+      {reserveActions && <div class="message-actions" aria-hidden="true" />}
       {actions && editing === null && (
         <div class="message-actions">
           <Versions message={m} show={actions.showVersion} />

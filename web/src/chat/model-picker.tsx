@@ -1,19 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
-import { api, must, type Model } from "../api/client";
+import type { Model } from "../api/client";
 import { useProfile } from "../settings/profile-query";
 import { Icon } from "../ui/icons";
+import { modelsQuery } from "./models-query";
 
-/**
- * The server's models. While none can answer, asked again every 10 seconds: the operator
- * may be starting Ollama right now (the server looks for it every 30 s).
- */
 export function useModels() {
-  return useQuery({
-    queryKey: ["models"],
-    queryFn: () => must(api.GET("/models")),
-    staleTime: 60_000,
-    refetchInterval: (query) => (query.state.data && !query.state.data.some((m) => m.available) ? 10_000 : false),
-  });
+  return useQuery(modelsQuery());
 }
 
 const speedLabel = { fast: "fast", medium: "medium speed", slow: "slow", unknown: "speed unknown" } as const;

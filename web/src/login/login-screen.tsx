@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
+import { Loading } from "../ui/loading";
 import { adoptSession } from "../auth/session";
 import type { OidcConfig } from "./oidc";
 import { lazy, Suspense } from "preact/compat";
@@ -88,6 +89,15 @@ export function LoginScreen() {
       });
     });
 
+  // The card shows once it knows its buttons: drawn with "Loading…" first, it would grow (and,
+  // centred, move) when they came.
+  if (config.isPending) {
+    return (
+      <main class="login">
+        <Loading />
+      </main>
+    );
+  }
   const noButtons = config.data && !oidc && !wallet && !local;
   return (
     <main class="login">
@@ -97,7 +107,6 @@ export function LoginScreen() {
         </div>
         <h1>Welcome to Assistant Chat</h1>
         {expired && <p class="notice">Your session ended. Sign in again: your unsent message is kept.</p>}
-        {config.isPending && <p class="muted">Loading…</p>}
         {config.isError && (
           <p role="alert" class="error">
             {config.error.message}

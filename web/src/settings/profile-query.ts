@@ -1,20 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, must, type Profile, type Schemas } from "../api/client";
 import { applyTheme } from "../ui/theme";
+import { profileKey, profileQuery } from "./profile-read";
 
-export const profileKey = ["me"] as const;
+export { profileKey };
 
-/** The profile; its theme preference wins over this browser's copy once it arrives. */
 export function useProfile() {
-  return useQuery({
-    queryKey: profileKey,
-    queryFn: async () => {
-      const profile = await must(api.GET("/me"));
-      applyTheme(profile.preferences.theme);
-      return profile;
-    },
-    staleTime: 30_000,
-  });
+  return useQuery(profileQuery());
 }
 
 export function useUpdateProfile() {

@@ -1,9 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "wouter-preact";
-import { ApiError, api, must } from "../api/client";
+import { ApiError } from "../api/client";
 import { useEffect } from "preact/hooks";
 import "../chat/attachments.css";
 import { SharedAttachments } from "./shared-attachments";
+import { sharedQuery } from "./shared-query";
+import { Loading } from "../ui/loading";
 import { Markdown } from "../ui/markdown";
 import { usePrepared, warmPreparer } from "../ui/prepare";
 import { plainText } from "../ui/plain-text";
@@ -11,15 +13,17 @@ import { formatDateTime } from "../ui/time";
 
 /** /s/:token: a shared conversation, readable by anyone, no login. */
 export function SharePage({ token }: { token: string }) {
-  const shared = useQuery({
-    queryKey: ["shared", token],
-    queryFn: () => must(api.GET("/shared/{token}", { params: { path: { token } } })),
-    retry: false,
-  });
+  const shared = useQuery(sharedQuery(token));
   // Its replies and dates are made ready by a worker (prepare.ts), loading while the snapshot does.
   useEffect(() => warmPreparer(), []);
   const ready = usePrepared(shared.data?.messages.filter((m) => m.role !== "user").map((m) => m.content) ?? [], shared.data ? [shared.data.sharedAt, shared.data.expiresAt ?? ""].filter(Boolean) : []);
-  if (shared.isPending || (shared.data && !ready)) return <main class="share-page"><p class="muted">Loading…</p></main>;
+  if (shared.isPending || (shared.data && !ready)) {
+    return (
+      <main class="share-page">
+        <Loading />
+      </main>
+    );
+  }
   if (shared.isError) {
     const gone = shared.error instanceof ApiError && shared.error.status === 404;
     return (

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { renderMarkdown } from "./markdown";
 import { isPrepared, listeners, rememberPrepared } from "./markdown-html";
 import type { PrepareReply, PrepareRequest } from "./prepare-worker";
+import { startPrepareWorker, workerFailedEarly } from "./prepare-worker-start";
 import { isFormatted, rememberDateTime } from "./time";
 
 // The page's side of prepare-worker.ts. A page hands it the replies (and dates) it opens with
@@ -29,11 +30,10 @@ const late = new Map<number, string>();
 
 function theWorker(): Worker | null {
   if (worker !== undefined) return worker;
-  try {
-    worker = new Worker(new URL("./prepare-worker.ts", import.meta.url), { type: "module", name: "prepare" });
-  } catch {
-    return (worker = null);
-  }
+  const started = startPrepareWorker();
+  // Failed before this listened (its script could not load): the page renders by itself.
+  if (!started || workerFailedEarly()) return (worker = null);
+  worker = started;
   worker.addEventListener("message", (event: MessageEvent<PrepareReply>) => received(event.data));
   worker.addEventListener("error", () => {
     worker = null;
