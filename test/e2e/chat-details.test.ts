@@ -251,7 +251,10 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await logInLocally(page, "tove");
-    await page.waitForLoadState("networkidle"); // what the login's page asked for is in
+    // What the signed-in page asked for is in (the load state "networkidle" was reached at the
+    // login screen already, so it would not wait): the model line needs /models, the link /me.
+    await page.getByText(/credits? a message/).waitFor();
+    await page.getByRole("link", { name: /tove/ }).waitFor();
     const profileReads: string[] = [];
     const models: Array<Record<string, string>> = [];
     page.on("request", (r) => r.method() === "GET" && new URL(r.url()).pathname === "/me" && profileReads.push(r.url()));
