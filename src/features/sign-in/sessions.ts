@@ -234,9 +234,10 @@ function refreshStatements(db: Db, hash: string, successor: string, options: { n
 
 /**
  * Replaces a refresh token with a new one and says whose session it is, in one round trip.
- * The old token is claimed by conditional statements, so of two refreshes racing with one
- * token only one succeeds; the other is a reuse and ends the session. A token replaced less
- * than REFRESH_GRACE_MS ago is answered once more (see refreshStatements).
+ * The old token is claimed by conditional statements, each at most once: of refreshes racing
+ * with one token, the first rotates it, the second is its grace use (a token replaced less
+ * than REFRESH_GRACE_MS ago is answered once more, see refreshStatements), and any other is a
+ * reuse and ends the session.
  */
 export async function refreshSession(
   store: SessionStore,
