@@ -110,5 +110,5 @@ WHERE `person` = ''
 GROUP BY `day`, `model`;
 
 --> statement-breakpoint
--- The rated replies by time (schema/contexts.ts), for the report's thumbs up and down.
-CREATE INDEX `messages_rated_idx` ON `messages` (`created_at`) WHERE rating is not null;
+-- The rated replies by time with what the report counts of them (schema/contexts.ts): its thumbs up and down.
+CREATE INDEX `messages_rated_idx` ON `messages` (`created_at`,`rating`,`status`,`model`,`user_id`) WHERE rating is not null;

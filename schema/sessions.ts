@@ -51,7 +51,9 @@ export const endedSessions = sqliteTable(
 /**
  * Every refresh token a session was given, by its SHA-256 (the token itself is never
  * stored). The live one has no `rotatedAt`; a rotated one presented again is a stolen copy
- * or a replay, and ends its session.
+ * or a replay, and ends its session, except once within REFRESH_GRACE_MS of its rotation
+ * while the token that replaced it (`successorHash`) is still unused: the answer to a
+ * refresh that never arrived (src/features/sign-in/sessions.ts).
  */
 export const refreshTokens = sqliteTable(
   "refresh_tokens",
@@ -62,6 +64,10 @@ export const refreshTokens = sqliteTable(
       .references(() => sessions.id, { onDelete: "cascade" }),
     createdAt: integer({ mode: "timestamp_ms" }).notNull(),
     rotatedAt: integer({ mode: "timestamp_ms" }),
+    // The token issued in its place (its hash): at its rotation, and again at its grace use.
+    successorHash: text(),
+    // When it was presented again within the grace window and answered; a token has one.
+    graceUsedAt: integer({ mode: "timestamp_ms" }),
   },
   (t) => [index("refresh_tokens_session_idx").on(t.sessionId), index("refresh_tokens_rotated_idx").on(t.rotatedAt)],
 );

@@ -52,6 +52,55 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     await context.close();
   });
 
+  it("stays logged in when a reload cuts off a refresh the server had already answered", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "rhea");
+    const refreshCookie = async () => (await context.cookies()).find((c) => c.name === "refresh_token")!;
+    const before = await refreshCookie();
+    const refreshes: number[] = [];
+    page.on("response", (r) => r.url().endsWith("/auth/refresh") && refreshes.push(r.status()));
+
+    // The refresh of the next page load reaches the server, which replaces the token; before
+    // its reply reaches the page, the person reloads: the reply, and the cookie it sets, are
+    // lost, and the browser keeps the cookie it had.
+    let handled: { status: number; setCookie: string } | undefined;
+    let cut!: () => void;
+    const wasCut = new Promise<void>((resolve) => (cut = resolve));
+    await page.route(
+      "**/auth/refresh",
+      async (route) => {
+        const response = await route.fetch();
+        handled = { status: response.status(), setCookie: response.headers()["set-cookie"] ?? "" };
+        await context.addCookies([before]);
+        await page.reload();
+        // The request went with the page it came from; nothing is left to answer.
+        await route.abort("connectionaborted").catch(() => {});
+        cut();
+      },
+      { times: 1 },
+    );
+    await page.reload();
+    await wasCut;
+    expect(handled?.status).toBe(200);
+    const lost = /refresh_token=([^;]*)/.exec(handled!.setCookie)![1];
+    expect(lost).not.toBe(before.value);
+
+    // The page the reload opened presented the token the server had replaced, within its
+    // grace period, and was answered as any refresh: the person is still signed in.
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    await page.getByRole("link", { name: /rhea/ }).waitFor();
+    expect(refreshes).toEqual([200]);
+    expect([before.value, lost]).not.toContain((await refreshCookie()).value);
+
+    // The session goes on: a message is answered, and the next reload refreshes as usual.
+    await sendAndWait(page, "still here?");
+    await page.reload();
+    await page.getByRole("textbox", { name: "Message" }).waitFor();
+    expect(refreshes).toEqual([200, 200]);
+    await context.close();
+  });
+
   it("says where to open the service when the page is open at another of its addresses", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();

@@ -17,7 +17,7 @@ import { issueWalletNonce } from "./proofs";
 import { counted, countSignIn, offeredMethods, proveIdentity, SignInRequest, signUpRequestOf, type SignInBody } from "./sign-in-proof";
 import { accountFor } from "./accounts";
 import { describeDevice } from "./device";
-import { endSessionByToken, refreshSession, startSession, type SessionStart } from "./sessions";
+import { endSessionByToken, REFRESH_GRACE_MS, refreshSession, startSession, type SessionStart } from "./sessions";
 
 /** The refresh token's cookie: HttpOnly, SameSite=Strict, sent only to /auth. */
 export const REFRESH_COOKIE = "refresh_token";
@@ -144,7 +144,8 @@ const refresh = createRoute({
   tags: ["sign-in"],
   summary: "A new access token for the session in the refresh cookie, whose token is replaced",
   description:
-    "Only from the service's own origin (Origin header). A refresh token used a second time ends its session (401 refresh_token_reused).",
+    "Only from the service's own origin (Origin header). A refresh token used a second time ends its session (401 refresh_token_reused), " +
+    `except once within ${REFRESH_GRACE_MS / 1000} s of its replacement while the token that replaced it is unused (a refresh whose reply never arrived): that is answered as a refresh.`,
   middleware: [sameOriginOnly] as const,
   responses: { 200: sessionReply, ...errorResponses(400, 401, 403, 413, 415, 503) },
 });
@@ -223,7 +224,10 @@ export const sessionRoutes = createRouter()
         throw new DomainError("refresh_token_missing", "no session to refresh (no refresh cookie): sign in");
       }
       const idleMs = deps.config.SESSION_IDLE_DAYS * 86_400_000;
-      started = await counted(c, () => refreshSession(storeOf(deps), token, { now: deps.now(), idleMs, ttlSeconds: deps.config.SESSION_ACCESS_TOKEN_SECONDS }));
+      const refreshed = await counted(c, () => refreshSession(storeOf(deps), token, { now: deps.now(), idleMs, ttlSeconds: deps.config.SESSION_ACCESS_TOKEN_SECONDS }));
+      // Rare for a browser (a reload or lost signal mid-refresh); many would say something is off.
+      if (refreshed.graced) deps.log.info("a refresh token was presented again within its grace period and answered", { sessionId: refreshed.sessionId });
+      started = refreshed;
     } catch (err) {
       // A spent or unknown token is of no use to keep.
       if (err instanceof DomainError && statusOf(err.code) === 401) clearRefreshCookie(c);

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, ne, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNull, ne, notInArray, sql, type SQL } from "drizzle-orm";
 import type { ErrorCode } from "../../platform/error-codes";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../../platform/db";
@@ -13,7 +13,11 @@ import { identityIdOf } from "./accounts";
 // handed to the browser once in an HttpOnly cookie and stored only as its SHA-256, and
 // replaced by a new one at every refresh. A refresh token presented after it was replaced
 // is someone else's copy (or a replay): the whole session ends, for the thief and the
-// owner alike, and the owner signs in again.
+// owner alike, and the owner signs in again. One exception keeps an honest person signed in
+// when a refresh's reply was lost (a reload mid-refresh): within REFRESH_GRACE_MS of its
+// replacement, while its replacement is unused, a token is answered once more, and the
+// replacement it was first given is replaced too. Two holders of one session's tokens
+// still end it: whichever of them presents a token the other's refresh replaced.
 //
 // Ended stays ended: whatever ends a session (endSessionStatements) writes a row of
 // ended_sessions in the same batch that deletes it, kept until the session's last access
@@ -146,53 +150,117 @@ export async function startSession(
 const ended = (code: ErrorCode, message: string) => new DomainError(code, message);
 
 /**
- * Replaces a refresh token with a new one and says whose session it is. The old token is
- * marked rotated by a conditional statement, so of two refreshes racing with one token
- * only one succeeds; the other is a reuse and ends the session.
+ * How long after its rotation a refresh token is answered once more, as a normal refresh,
+ * instead of ending its session: a refresh whose reply never arrived (a reload, a page left,
+ * a phone losing signal) leaves the browser with the token the server has just replaced.
+ */
+export const REFRESH_GRACE_MS = 30_000;
+
+/**
+ * Whether the token that replaced the presented one (its `successorHash`) is still unused:
+ * false for a token never replaced but revoked by a grace use, which has none. Spelled out
+ * with an alias: the inner table has the same columns as the outer one.
+ */
+const successorUnused = sql`exists (select 1 from ${refreshTokens} as successor where successor.hash = ${refreshTokens}.successor_hash and successor.rotated_at is null)`;
+
+/** Whether the presented token's session was used within the idle period (else it ends, unrenewed). */
+const sessionInUse = (idleBefore: Date) =>
+  sql`exists (select 1 from ${sessions} where ${sessions}.id = ${refreshTokens}.session_id and ${sessions}.last_used_at > ${idleBefore.getTime()})`;
+
+/**
+ * The statements of one refresh, for one batch: the presented token (`hash`) is claimed for
+ * the new one (`successor`), either by its rotation (it was live) or by its one grace use (it
+ * was replaced less than REFRESH_GRACE_MS ago, by a token still unused); whichever claimed it
+ * wrote `successor` into it, which the statements after it look for. In this order:
+ * the session as it was, the grace claim, the rotation, the replaced successor's revocation,
+ * the new token, the session's renewal.
+ */
+function refreshStatements(db: Db, hash: string, successor: string, options: { now: Date; idleMs: number; ttlSeconds: number }) {
+  const { now } = options;
+  const inUse = sessionInUse(new Date(now.getTime() - options.idleMs));
+  const claimed = db.select({ sessionId: refreshTokens.sessionId }).from(refreshTokens).where(and(eq(refreshTokens.hash, hash), eq(refreshTokens.successorHash, successor)));
+  return [
+    db
+      .select({ sessionId: sessions.id, userId: sessions.userId, method: sessions.method, lastUsedAt: sessions.lastUsedAt, name: users.name, avatarUrl: users.avatarUrl })
+      .from(refreshTokens)
+      .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
+      .innerJoin(users, eq(users.id, sessions.userId))
+      .where(eq(refreshTokens.hash, hash))
+      .limit(1),
+    db
+      .update(refreshTokens)
+      .set({ graceUsedAt: now, successorHash: successor })
+      .where(
+        and(
+          eq(refreshTokens.hash, hash),
+          gt(refreshTokens.rotatedAt, new Date(now.getTime() - REFRESH_GRACE_MS)),
+          isNull(refreshTokens.graceUsedAt),
+          successorUnused,
+          inUse,
+        ),
+      )
+      .returning({ sessionId: refreshTokens.sessionId }),
+    db
+      .update(refreshTokens)
+      .set({ rotatedAt: now, successorHash: successor })
+      .where(and(eq(refreshTokens.hash, hash), isNull(refreshTokens.rotatedAt), inUse))
+      .returning({ sessionId: refreshTokens.sessionId }),
+    // After a grace use, the token issued the first time (never received, or in a thief's
+    // hands) is replaced too: presented later, it is a reuse. The new token is the session's
+    // only live one.
+    db
+      .update(refreshTokens)
+      .set({ rotatedAt: now })
+      .where(and(isNull(refreshTokens.rotatedAt), inArray(refreshTokens.sessionId, claimed))),
+    db.insert(refreshTokens).select(
+      db
+        .select({
+          hash: sql<string>`${successor}`.as("hash"),
+          sessionId: refreshTokens.sessionId,
+          createdAt: sql<number>`${now.getTime()}`.as("created_at"),
+          rotatedAt: sql<null>`null`.as("rotated_at"),
+          successorHash: sql<null>`null`.as("successor_hash"),
+          graceUsedAt: sql<null>`null`.as("grace_used_at"),
+        })
+        .from(refreshTokens)
+        .where(and(eq(refreshTokens.hash, hash), eq(refreshTokens.successorHash, successor))),
+    ),
+    db
+      .update(sessions)
+      .set({ lastUsedAt: now, accessExpiresAt: new Date(now.getTime() + options.ttlSeconds * 1000) })
+      .where(inArray(sessions.id, claimed)),
+  ] as const;
+}
+
+/**
+ * Replaces a refresh token with a new one and says whose session it is, in one round trip.
+ * The old token is claimed by conditional statements, each at most once: of refreshes racing
+ * with one token, the first rotates it, the second is its grace use (a token replaced less
+ * than REFRESH_GRACE_MS ago is answered once more, see refreshStatements), and any other is a
+ * reuse and ends the session.
  */
 export async function refreshSession(
   store: SessionStore,
   token: string,
   options: { now: Date; idleMs: number; /** How long the new access token lasts. */ ttlSeconds: number },
-): Promise<SessionStart> {
-  const { db } = store;
+): Promise<SessionStart & { /** Answered by the presented token's grace use, not its rotation. */ graced: boolean }> {
   const { now, idleMs } = options;
-  const hash = sha256Hex(token);
-  const [rotated, [found]] = await db.batch([
-    db
-      .update(refreshTokens)
-      .set({ rotatedAt: now })
-      .where(and(eq(refreshTokens.hash, hash), isNull(refreshTokens.rotatedAt)))
-      .returning({ sessionId: refreshTokens.sessionId }),
-    db
-      .select({ sessionId: sessions.id, userId: sessions.userId, method: sessions.method, lastUsedAt: sessions.lastUsedAt })
-      .from(refreshTokens)
-      .innerJoin(sessions, eq(sessions.id, refreshTokens.sessionId))
-      .where(eq(refreshTokens.hash, hash))
-      .limit(1),
-  ]);
+  const refreshToken = newRefreshToken();
+  const [[found], graced, rotated] = await store.db.batch(refreshStatements(store.db, sha256Hex(token), sha256Hex(refreshToken), options));
   if (!found) throw ended("refresh_token_invalid", "the session has ended (signed out, ended from another device, or expired): sign in again");
-  if (rotated.length === 0) {
+  if (found.lastUsedAt.getTime() + idleMs <= now.getTime()) {
+    await endSessions(store, eq(sessions.id, found.sessionId), "idle", now);
+    throw ended("session_expired", `the session ended after ${Math.round(idleMs / 86_400_000)} days without use: sign in again`);
+  }
+  if (graced.length === 0 && rotated.length === 0) {
     await endSessions(store, eq(sessions.id, found.sessionId), "refresh-token-reused", now);
     throw ended(
       "refresh_token_reused",
       "this session's refresh token was used twice, which means a copy of it exists elsewhere, so the session was ended to protect the account: sign in again",
     );
   }
-  if (found.lastUsedAt.getTime() + idleMs <= now.getTime()) {
-    await endSessions(store, eq(sessions.id, found.sessionId), "idle", now);
-    throw ended("session_expired", `the session ended after ${Math.round(idleMs / 86_400_000)} days without use: sign in again`);
-  }
-  const refreshToken = newRefreshToken();
-  const [, , [user]] = await db.batch([
-    db.insert(refreshTokens).values({ hash: sha256Hex(refreshToken), sessionId: found.sessionId, createdAt: now }),
-    db
-      .update(sessions)
-      .set({ lastUsedAt: now, accessExpiresAt: new Date(now.getTime() + options.ttlSeconds * 1000) })
-      .where(eq(sessions.id, found.sessionId)),
-    summary(db, found.userId),
-  ]);
-  return { sessionId: found.sessionId, userId: found.userId, method: found.method, refreshToken, user: user! };
+  const user = { id: found.userId, name: found.name, avatarUrl: found.avatarUrl };
+  return { sessionId: found.sessionId, userId: found.userId, method: found.method, refreshToken, user, graced: graced.length > 0 };
 }
 
 /** Ends the session a refresh token belongs to (live or already rotated), if there is one. One round trip. */

@@ -4,8 +4,9 @@
 // and sent only to /auth. A reload restores the session from that cookie (POST
 // /auth/refresh); the token is renewed shortly before it expires and after a 401, and the
 // request is retried once. Refreshes of every tab of this origin take turns (Web Locks): the
-// refresh token is replaced at each one, and two refreshes racing with the same token would
-// end the session as if it had been stolen.
+// refresh token is replaced at each one, and two refreshes racing with the same token could
+// end the session as if it had been stolen. (A refresh cut off by a reload is answered again:
+// the server gives a replaced token one more use within 30 s, docs/api.md.)
 //
 // A cookie the page can read, `signed_in`, says a refresh cookie may be there: set with each
 // session this page takes, removed when it ends. Without it (a first visit, after signing
