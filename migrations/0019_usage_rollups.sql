@@ -110,5 +110,6 @@ WHERE `person` = ''
 GROUP BY `day`, `model`;
 
 --> statement-breakpoint
--- The rated replies by time with what the report counts of them (schema/contexts.ts): its thumbs up and down.
-CREATE INDEX `messages_rated_idx` ON `messages` (`created_at`,`rating`,`status`,`model`,`user_id`) WHERE rating is not null;
+-- The rated replies with what the report counts of them, by time and by person (schema/contexts.ts): its thumbs up and down.
+CREATE INDEX `messages_rated_idx` ON `messages` (`created_at`,`rating`,`status`,`model`) WHERE rating is not null;--> statement-breakpoint
+CREATE INDEX `messages_rated_user_idx` ON `messages` (`user_id`,`created_at`,`rating`,`status`) WHERE rating is not null;
