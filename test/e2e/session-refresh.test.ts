@@ -89,4 +89,37 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     expect(seen).toEqual(["/auth/session 200", "/chat/send 401", "/auth/refresh 200", "/chat/send 200"]);
     await context.close();
   });
+  it("says the service cannot be reached when the page's refresh gets no answer, not that the person must sign in, and tries again", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "ulla");
+    const composer = page.getByRole("textbox", { name: "Message" });
+    await composer.waitFor();
+    const path = new URL(page.url()).pathname;
+
+    // Offline as the page loads: no answer to its refresh.
+    await page.route("**/auth/refresh", (route) => route.abort("internetdisconnected"));
+    await page.reload();
+    await page.getByRole("heading", { name: "Can't reach the service" }).waitFor();
+    expect(await page.getByRole("alert").textContent()).toContain("Being offline does not sign you out.");
+    expect(new URL(page.url()).pathname).toBe(path);
+
+    // The server answers with an error: still not a sign-out.
+    let asked = 0;
+    await page.unroute("**/auth/refresh");
+    await page.route("**/auth/refresh", (route) => {
+      asked++;
+      return route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: "unavailable", message: "down for a moment" }) });
+    });
+    await page.getByRole("button", { name: "Try again" }).click();
+    await eventually("the retry asked again", async () => asked === 1);
+    await page.getByRole("heading", { name: "Can't reach the service" }).waitFor();
+
+    // Back: the same session, the chat where it was.
+    await page.unroute("**/auth/refresh");
+    await page.getByRole("button", { name: "Try again" }).click();
+    await composer.waitFor();
+    expect(new URL(page.url()).pathname).toBe(path);
+    await context.close();
+  });
 });

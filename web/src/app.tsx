@@ -3,7 +3,8 @@ import { lazy, Suspense } from "preact/compat";
 import { useEffect, useState } from "preact/hooks";
 import { Redirect, Route, Switch, useLocation } from "wouter-preact";
 import { ApiError, setCreditHeadersHandler } from "./api/client";
-import { currentSession, type EndReason, lastEndReason, loginPath, mayHaveSession, onSessionChange, refreshSession, type Session } from "./auth/session";
+import { currentSession, type EndReason, lastEndReason, lastRefreshUnreachable, loginPath, mayHaveSession, onSessionChange, refreshSession, type Session } from "./auth/session";
+import { UnreachableScreen } from "./auth/unreachable-screen";
 import { clientConfigQuery } from "./api/client-config";
 import { conversationQuery } from "./chat/conversation-query";
 import { creditsQuery, updateCredits } from "./chat/credits";
@@ -101,6 +102,9 @@ export function App() {
   );
 }
 
+/** What a refresh found, as the page shows it: no answer (offline, the server's 5xx) is not a sign-out. */
+const restoredAs = (found: Session | null) => found ?? (lastRefreshUnreachable() ? "unreachable" : null);
+
 /**
  * Everything else needs a session: restored from the refresh cookie on a reload (no visit to
  * the provider), and without one the login screen (never an empty chat).
@@ -108,7 +112,7 @@ export function App() {
 function RequireLogin() {
   const [location, navigate] = useLocation();
   const client = useQueryClient();
-  const [session, setSession] = useState<Session | null | "restoring">(() => currentSession() ?? "restoring");
+  const [session, setSession] = useState<Session | null | "restoring" | "unreachable">(() => currentSession() ?? "restoring");
   useEffect(() => {
     // Once per end: the refresh below may learn of one the listener has already taken.
     let handled = false;
@@ -129,13 +133,17 @@ function RequireLogin() {
       setSession(next);
     });
     // The refresh may have begun with the page (startEarly), and ended before this listened.
-    if (session === "restoring") {
-      void refreshSession().then((restored) => (restored || lastEndReason() !== "ended" ? setSession(restored) : ended("ended")));
-    }
+    if (session === "restoring") void refreshSession().then((found) => (found || lastEndReason() !== "ended" ? setSession(restoredAs(found)) : ended("ended")));
     setCreditHeadersHandler((remaining, resetAt) => updateCredits(client, { remaining, resetAt }));
     return off;
   }, [client]);
+  // Once this page listens, a session the server ended reaches the listener above.
+  const retry = () => {
+    setSession("restoring");
+    void refreshSession().then((found) => setSession(restoredAs(found)));
+  };
   if (session === "restoring") return <Loading />;
+  if (session === "unreachable") return <UnreachableScreen onRetry={retry} />;
   if (!session) return <Redirect to={loginPath(location + window.location.search)} replace />;
   return <Shell />;
 }

@@ -80,6 +80,14 @@ export function onSessionChange(listener: (session: Session | null, reason?: End
 let lastEnd: EndReason | undefined;
 export const lastEndReason = () => lastEnd;
 
+/**
+ * The last refresh could not be answered (offline, or the server's 5xx): a session may well
+ * be there, but this page does not know it. Not the same as none: the page says so and offers
+ * to try again, rather than sending the person to sign in during an outage.
+ */
+let unreachable = false;
+export const lastRefreshUnreachable = () => unreachable;
+
 function setSession(session: Session | null, reason?: EndReason) {
   current = session;
   lastEnd = session ? undefined : reason;
@@ -108,14 +116,22 @@ export function refreshSession(): Promise<Session | null> {
   // Nothing to renew: never signed in in this browser, or signed out (here or in another tab).
   if (!current && !mayHaveSession()) return Promise.resolve(null);
   refreshing ??= withRefreshLock(async () => {
+    unreachable = false;
     const response = await fetch("/auth/refresh", { method: "POST", headers: { Accept: "application/json" } });
     if (response.ok) return adoptSession((await response.json()) as SessionReply);
     // A server that cannot answer now (5xx, offline) has not ended the session: keep what we have.
-    if (response.status >= 500) return current;
+    if (response.status >= 500) {
+      unreachable = true;
+      return current;
+    }
     setSession(null, "ended");
     return null;
   })
-    .catch(() => current) // the network: try again later, on the next request
+    .catch(() => {
+      // The network: try again later, on the next request.
+      unreachable = true;
+      return current;
+    })
     .finally(() => (refreshing = undefined));
   return refreshing;
 }
