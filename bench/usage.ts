@@ -75,6 +75,8 @@ const counts = Object.fromEntries(
   await Promise.all(["usage_days", "usage_user_totals", "usage_user_cumulative", "usage_erased_days"].map(async (t) => [t, Number((await client.execute(`select count(*) as n from ${t}`)).rows[0]!.n)] as const)),
 );
 await client.execute("analyze");
+// As a server finds its database: the seeding's pages checkpointed into the file, the WAL emptied.
+await client.execute("pragma wal_checkpoint(TRUNCATE)");
 
 const adminId = await userIdFor(BENCH_ISSUER, "user:admin");
 await client.execute({ sql: "insert into users (id, issuer, subject, name, created_at) values (?, ?, 'user:admin', 'admin', 0)", args: [adminId, BENCH_ISSUER] });
@@ -151,6 +153,7 @@ const body = `${machine()}; ${USERS.toLocaleString("en")} people over ${DAYS} da
 ${rows}
 
 - Each groupBy over the whole year under 200 ms (wall, median): ${met ? "met" : "NOT met"}${met ? "" : " on this machine at this load"}.
+- By person over the year less its first and last half months (two index lookups more per person and model): ${median(timings[3]!.ms) < 200 ? "under" : "NOT under"} 200 ms.
 - The report as it was read every usage row of the range twice (the sums, then each time to first token for the medians, sorted); usage_events keeps 90 days, so it could not even cover a year. The rollups answer from one row per day and model, or from two rows per person and model (the totals at the range's end less those before it), whatever the range.`;
 console.log(`\n## Usage report\n\n${body}\n`);
 writeSection("Usage report", body);
