@@ -117,13 +117,7 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
     db.delete(chatMinutes).where(lt(chatMinutes.minute, minuteOf(at))).returning({ minute: chatMinutes.minute }),
     ...pruneRollupStatements(db, utcDayBefore(at, USAGE_ROLLUP_DAYS - 1)),
   ]);
-  // A Worker has no background job: whatever no search has indexed yet is indexed here.
-  let indexedSearchEntries = 0;
-  for (;;) {
-    const indexed = await indexPendingSearch(db);
-    indexedSearchEntries += indexed;
-    if (indexed < INDEX_BATCH) break;
-  }
+  const indexedSearchEntries = await indexAllPendingSearch(db);
   const deletedUnsentUploads = await deleteUnsentUploads(deps, at);
   const swept = await sweepFiles(deps, at);
   const result: RolloverResult = {
@@ -149,6 +143,16 @@ export async function runDailyRollover(deps: RolloverDeps, options: { scheduledT
   };
   deps.log.info("daily rollover ran", { scheduledTime: at.toISOString(), ...result });
   return result;
+}
+
+/** A Worker has no background job: whatever no search has indexed yet is indexed here, a batch at a time. */
+async function indexAllPendingSearch(db: Db): Promise<number> {
+  let indexedSearchEntries = 0;
+  for (;;) {
+    const indexed = await indexPendingSearch(db);
+    indexedSearchEntries += indexed;
+    if (indexed < INDEX_BATCH) return indexedSearchEntries;
+  }
 }
 
 /** The sweep of files no row names; a store or database failure there is logged and the rest of the job's result stands (the next run sweeps again). */
