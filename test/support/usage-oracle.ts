@@ -1,6 +1,7 @@
 import { FIRST_TOKEN_BUCKETS } from "../../schema/index";
 import { utcDay } from "../../src/features/account/credits";
 import { firstTokenBucket, firstTokenLog2, geometricMeanOf, medianOf } from "../../src/features/account/first-token-histogram";
+import type { UsageRow } from "../../src/features/admin/usage-report";
 
 /** A usage row as a test reads it from usage_events. */
 export interface UsageRowRead {
@@ -17,17 +18,8 @@ export interface UsageRowRead {
   firstTokenMs: number | null;
 }
 
-export interface ReportRow {
-  key: string | null;
-  messages: number;
-  credits: number;
-  inputTokens: number;
-  outputTokens: number;
-  estimatedTokenRows: number;
-  failed: number;
-  medianTimeToFirstTokenMs: number | null;
-  cost: number | null;
-}
+/** A row of GET /admin/usage but for its ratings and names, which other reads make (usage-report.test.ts checks them). */
+export type ReportRow = Omit<UsageRow, "name" | "ratingsUp" | "ratingsDown">;
 
 type Prices = Record<string, { inputPricePerMillion?: number; outputPricePerMillion?: number }>;
 

@@ -1,5 +1,4 @@
 import { env } from "cloudflare:workers";
-import { importJWK, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { openExchange } from "../../src/features/chat/opening";
 import { parseConfig } from "../../src/platform/config";
@@ -17,17 +16,10 @@ const post = (path: string, headers: Record<string, string>, body?: unknown) =>
 
 /** A new account an admin put on the plan "limited"; its id. */
 async function limitedAccount(name: string): Promise<{ auth: Record<string, string>; id: string }> {
-  const key = await importJWK(JSON.parse(env.TEST_PRIVATE_JWK), "ES256");
-  const bossToken = await new SignJWT({ name: "worker-boss", email: "boss@worker.test", email_verified: true })
-    .setProtectedHeader({ alg: "ES256" })
-    .setIssuer(env.AUTH_ISSUER)
-    .setAudience(env.AUTH_AUDIENCE)
-    .setSubject("user:worker-boss")
-    .setExpirationTime("10m")
-    .sign(key);
+  const boss = await signIn("worker-boss", { email: "boss@worker.test", email_verified: true });
   const auth = await signIn(name);
   const { id } = await json<{ id: string }>(call("/me", { headers: auth }));
-  const moved = await call(`/admin/users/${id}/plan`, { method: "PUT", headers: { Authorization: `Bearer ${bossToken}`, "Content-Type": "application/json" }, body: '{"plan":"limited"}' });
+  const moved = await call(`/admin/users/${id}/plan`, { method: "PUT", headers: { ...boss, "Content-Type": "application/json" }, body: '{"plan":"limited"}' });
   expect(moved.status).toBe(204);
   return { auth, id };
 }

@@ -1,5 +1,4 @@
 import { env } from "cloudflare:workers";
-import { importJWK, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { reportFromUsageRows, type ReportRow, type UsageRowRead } from "../support/usage-oracle";
 import { call, signIn } from "./support";
@@ -8,17 +7,7 @@ import { call, signIn } from "./support";
 // (the rows of every file run in this workerd so far, and an erased account's as nobody's);
 // and the migration's backfill statements run on D1 and make the same rows again.
 
-async function boss(): Promise<Record<string, string>> {
-  const key = await importJWK(JSON.parse(env.TEST_PRIVATE_JWK), "ES256");
-  const token = await new SignJWT({ name: "worker-boss", email: "boss@worker.test", email_verified: true })
-    .setProtectedHeader({ alg: "ES256" })
-    .setIssuer(env.AUTH_ISSUER)
-    .setAudience(env.AUTH_AUDIENCE)
-    .setSubject("user:worker-boss")
-    .setExpirationTime("10m")
-    .sign(key);
-  return { Authorization: `Bearer ${token}` };
-}
+const boss = () => signIn("worker-boss", { email: "boss@worker.test", email_verified: true });
 const post = (path: string, headers: Record<string, string>, body: unknown) =>
   call(path, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: JSON.stringify(body) });
 

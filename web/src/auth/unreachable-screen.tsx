@@ -1,3 +1,5 @@
+import { CardPage } from "../ui/card-page";
+
 /**
  * The page could not ask whether this browser is still signed in (offline, or the service
  * answered with a server error). The session is not ended by that, so the person is not sent
@@ -5,20 +7,14 @@
  */
 export function UnreachableScreen({ onRetry }: { onRetry: () => void }) {
   return (
-    <main class="login">
-      <div class="login-card">
-        <div class="brand" aria-hidden="true">
-          <img src="/favicon.svg" alt="" width="40" height="40" />
-        </div>
-        <h1>Can't reach the service</h1>
-        <p class="notice" role="alert">
-          This page could not reach the service to restore your session. Being offline does not sign you out.
-        </p>
-        <p class="muted">Check your connection, then try again.</p>
-        <button type="button" class="button wide" onClick={onRetry}>
-          Try again
-        </button>
-      </div>
-    </main>
+    <CardPage title="Can't reach the service">
+      <p class="notice" role="alert">
+        This page could not reach the service to restore your session. Being offline does not sign you out.
+      </p>
+      <p class="muted">Check your connection, then try again.</p>
+      <button type="button" class="button wide" onClick={onRetry}>
+        Try again
+      </button>
+    </CardPage>
   );
 }

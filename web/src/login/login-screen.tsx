@@ -7,6 +7,7 @@ import { adoptSession } from "../auth/session";
 import type { OidcConfig } from "./oidc";
 import { lazy, Suspense } from "preact/compat";
 import { WalletPicker } from "./wallet-picker";
+import { CardPage } from "../ui/card-page";
 
 // Only where the server asks for Turnstile: the login screen of every other deployment carries none of it.
 const TurnstileWidget = lazy(() => import("./turnstile").then((m) => m.TurnstileWidget));
@@ -100,107 +101,101 @@ export function LoginScreen() {
   }
   const noButtons = config.data && !oidc && !wallet && !local;
   return (
-    <main class="login">
-      <div class="login-card">
-        <div class="brand" aria-hidden="true">
-          <img src="/favicon.svg" alt="" width="40" height="40" />
-        </div>
-        <h1>Welcome to Assistant Chat</h1>
-        {expired && <p class="notice">Your session ended. Sign in again: your unsent message is kept.</p>}
-        {config.isError && (
-          <p role="alert" class="error">
-            {config.error.message}
-          </p>
-        )}
-        {config.data && config.data.signIn.origin !== location.origin && (
-          <p class="notice">
-            This page is open at {location.host}, but the service's address is{" "}
-            <a href={`${config.data.signIn.origin}${location.pathname}${location.search}`}>{config.data.signIn.origin}</a>: open it there to stay
-            signed in and to sign in with a wallet.
-          </p>
-        )}
-        {config.data?.signIn.unavailable && (
-          <p role="alert" class="error">
-            {config.data.signIn.unavailable}
-          </p>
-        )}
-        {noButtons && !config.data?.signIn.unavailable && <p class="muted">This server offers no way to sign in to the web client.</p>}
-        {signUp?.policy === "closed" && !noButtons && (
-          <p class="notice">This service is not taking new accounts: sign in with the account you already have.</p>
-        )}
-        {signUp?.policy === "invite" && !noButtons && (
-          <label class="field">
-            <span>Invite code</span>
-            <input
-              name="invite-code"
-              autoComplete="off"
-              spellcheck={false}
-              maxLength={200}
-              value={inviteCode}
-              onInput={(e) => setInviteCode(e.currentTarget.value)}
-              aria-describedby="invite-hint"
-            />
-            <small id="invite-hint" class="muted">
-              New accounts need an invite here. Only for your first sign-in: an account you already have signs in without it.
-            </small>
-          </label>
-        )}
-        {oidc && (
-          <button class="button primary wide" type="button" onClick={oidcLogin} disabled={busy}>
-            Continue with {oidc.name}
-          </button>
-        )}
-        {wallet && (
-          <WalletPicker
-            label="Continue with a wallet"
-            wide
-            primary={!oidc && !local}
-            disabled={busy}
-            onProof={(proof) => signInWith({ wallet: proof })}
-            onError={setError}
+    <CardPage title="Welcome to Assistant Chat">
+      {expired && <p class="notice">Your session ended. Sign in again: your unsent message is kept.</p>}
+      {config.isError && (
+        <p role="alert" class="error">
+          {config.error.message}
+        </p>
+      )}
+      {config.data && config.data.signIn.origin !== location.origin && (
+        <p class="notice">
+          This page is open at {location.host}, but the service's address is{" "}
+          <a href={`${config.data.signIn.origin}${location.pathname}${location.search}`}>{config.data.signIn.origin}</a>: open it there to stay
+          signed in and to sign in with a wallet.
+        </p>
+      )}
+      {config.data?.signIn.unavailable && (
+        <p role="alert" class="error">
+          {config.data.signIn.unavailable}
+        </p>
+      )}
+      {noButtons && !config.data?.signIn.unavailable && <p class="muted">This server offers no way to sign in to the web client.</p>}
+      {signUp?.policy === "closed" && !noButtons && (
+        <p class="notice">This service is not taking new accounts: sign in with the account you already have.</p>
+      )}
+      {signUp?.policy === "invite" && !noButtons && (
+        <label class="field">
+          <span>Invite code</span>
+          <input
+            name="invite-code"
+            autoComplete="off"
+            spellcheck={false}
+            maxLength={200}
+            value={inviteCode}
+            onInput={(e) => setInviteCode(e.currentTarget.value)}
+            aria-describedby="invite-hint"
           />
-        )}
-        {local && (
-          <>
-            {(oidc || wallet) && (
-              <p class="divider" aria-hidden="true">
-                <span>or</span>
-              </p>
-            )}
-            <form onSubmit={localLogin} class="stack">
-              <p class="muted">This server runs without an identity provider: pick a name to sign in with.</p>
-              <label class="field">
-                <span>Your name</span>
-                <input
-                  name="name"
-                  autoComplete="username"
-                  required
-                  maxLength={100}
-                  value={name}
-                  onInput={(e) => setName(e.currentTarget.value)}
-                  ref={nameInput}
-                />
-              </label>
-              <button class="button primary wide" type="submit" disabled={busy || name.trim() === ""}>
-                Log in
-              </button>
-            </form>
-          </>
-        )}
-        {signUp?.turnstileSiteKey && (wallet || local) && (
-          <div class="stack">
-            <p class="muted">New here? Cloudflare checks that you are a person before an account is made.</p>
-            <Suspense fallback={null}>
-              <TurnstileWidget siteKey={signUp.turnstileSiteKey} round={turnstileRound} onToken={setTurnstileToken} onError={setError} />
-            </Suspense>
-          </div>
-        )}
-        {error && (
-          <p role="alert" class="error">
-            {error}
-          </p>
-        )}
-      </div>
-    </main>
+          <small id="invite-hint" class="muted">
+            New accounts need an invite here. Only for your first sign-in: an account you already have signs in without it.
+          </small>
+        </label>
+      )}
+      {oidc && (
+        <button class="button primary wide" type="button" onClick={oidcLogin} disabled={busy}>
+          Continue with {oidc.name}
+        </button>
+      )}
+      {wallet && (
+        <WalletPicker
+          label="Continue with a wallet"
+          wide
+          primary={!oidc && !local}
+          disabled={busy}
+          onProof={(proof) => signInWith({ wallet: proof })}
+          onError={setError}
+        />
+      )}
+      {local && (
+        <>
+          {(oidc || wallet) && (
+            <p class="divider" aria-hidden="true">
+              <span>or</span>
+            </p>
+          )}
+          <form onSubmit={localLogin} class="stack">
+            <p class="muted">This server runs without an identity provider: pick a name to sign in with.</p>
+            <label class="field">
+              <span>Your name</span>
+              <input
+                name="name"
+                autoComplete="username"
+                required
+                maxLength={100}
+                value={name}
+                onInput={(e) => setName(e.currentTarget.value)}
+                ref={nameInput}
+              />
+            </label>
+            <button class="button primary wide" type="submit" disabled={busy || name.trim() === ""}>
+              Log in
+            </button>
+          </form>
+        </>
+      )}
+      {signUp?.turnstileSiteKey && (wallet || local) && (
+        <div class="stack">
+          <p class="muted">New here? Cloudflare checks that you are a person before an account is made.</p>
+          <Suspense fallback={null}>
+            <TurnstileWidget siteKey={signUp.turnstileSiteKey} round={turnstileRound} onToken={setTurnstileToken} onError={setError} />
+          </Suspense>
+        </div>
+      )}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+    </CardPage>
   );
 }

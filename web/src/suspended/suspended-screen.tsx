@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { useLocation } from "wouter-preact";
 import { signOut } from "../auth/session";
 import { clearSuspension } from "../auth/suspension";
+import { CardPage } from "../ui/card-page";
 
 /**
  * What a suspended person sees instead of the app: that the account is suspended, the
@@ -21,24 +22,18 @@ export function SuspendedScreen({ message }: { message: string }) {
     navigate("/login", { replace: true });
   };
   return (
-    <main class="login">
-      <div class="login-card">
-        <div class="brand" aria-hidden="true">
-          <img src="/favicon.svg" alt="" width="40" height="40" />
-        </div>
-        <h1>Your account is suspended</h1>
-        {/* Announced as it replaces the page the person was on. */}
-        <p class="notice" role="alert">
-          {sentence(message)}
-        </p>
-        <p class="muted">
-          Until the service's operator lifts it, this account cannot chat, use its API keys or sign in. Its conversations are kept.
-        </p>
-        <button type="button" class="button wide" onClick={() => void leave()} disabled={leaving}>
-          Sign out
-        </button>
-      </div>
-    </main>
+    <CardPage title="Your account is suspended">
+      {/* Announced as it replaces the page the person was on. */}
+      <p class="notice" role="alert">
+        {sentence(message)}
+      </p>
+      <p class="muted">
+        Until the service's operator lifts it, this account cannot chat, use its API keys or sign in. Its conversations are kept.
+      </p>
+      <button type="button" class="button wide" onClick={() => void leave()} disabled={leaving}>
+        Sign out
+      </button>
+    </CardPage>
   );
 }
 
