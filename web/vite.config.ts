@@ -1,5 +1,6 @@
 import preact from "@preact/preset-vite";
 import { defineConfig } from "vite";
+import { routePages } from "./vite-route-pages.ts";
 
 // API paths the dev server hands to the real service (`npm start` on :8787 by default). Not
 // /auth/callback: it is the client's own page. Start the service with
@@ -14,7 +15,7 @@ const target = process.env.API_URL ?? "http://127.0.0.1:8787";
 
 export default defineConfig({
   root: import.meta.dirname,
-  plugins: [preact()],
+  plugins: [preact(), routePages()],
   build: { outDir: "dist", emptyOutDir: true, target: "es2022", assetsInlineLimit: 0 },
   // The Markdown worker (web/src/ui/markdown-worker.ts) loads highlight.js and KaTeX only when
   // a text needs them: a module worker, split like the page's own code.
