@@ -8,7 +8,7 @@ import type { Plugin } from "vite";
 /** Each kind of page and the modules (from web/) it imports as it starts; keep beside web/src/app.tsx's startEarly. */
 export const ROUTE_PAGES: Record<string, string[]> = {
   login: ["src/login/login-screen.tsx"],
-  chat: ["src/app-shell.tsx"],
+  chat: ["src/app-shell.tsx", "src/chat/chat-page.ts"],
   settings: ["src/app-shell.tsx", "src/settings/settings-screen.tsx"],
   share: ["src/share/share-page.tsx"],
 };
@@ -62,6 +62,9 @@ export function routePages(): Plugin {
       const entry = chunks.find((c) => "isEntry" in c && c.isEntry && index.includes(`/${c.fileName}"`));
       if (!entry) throw new Error("route-pages: index.html's entry chunk was not found");
       const loaded = new Set(closure(chunks, [entry]).map((c) => c.fileName));
+      // Shared code of some pages only (web/vite-chunks.ts), which every page would then load.
+      const common = [...loaded].filter((file) => /^assets\/(?:app|share)-common-/.test(file));
+      if (common.length) throw new Error(`route-pages: the entry imports ${common.join(", ")}; see web/vite-chunks.ts`);
       for (const [kind, modules] of Object.entries(ROUTE_PAGES)) {
         const needed = closure(chunks, chunksOf(chunks, modules)).filter((c) => !loaded.has(c.fileName));
         const css = new Set(needed.flatMap((c) => [...(c.viteMetadata?.importedCss ?? [])]));

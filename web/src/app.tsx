@@ -62,9 +62,10 @@ export function startEarly() {
   }
   const conversation = /^\/c\/([^/]+)$/.exec(path)?.[1];
   if (conversation) startPrepareWorker();
+  // Its parts in files of their own (the chat, Settings) come with it: the page's HTML names
+  // them (web/vite-route-pages.ts). Asked for here with import(), each would be a file the
+  // entry loads, and the code they share with the app a dozen files of its own.
   void loadShell();
-  // Settings are a file of their own, which the signed-in app would ask for only once it runs.
-  if (path.startsWith("/settings")) void import("./settings/settings-screen");
   // The first read of sessionStorage (the chat's draft) waits for the browser to hand the
   // tab's storage over: 5-8 ms on the bench's phone, here in a task of its own rather than
   // in the chat's first render.
