@@ -48,7 +48,8 @@ export function moduleGraph(): Plugin {
   };
 }
 
-const known = (id: string) => {
+/** The graph, once moduleGraph() has read it. */
+const known = () => {
   if (!graph.ready) throw new Error("vite-chunks: the module-graph plugin did not run");
   return graph;
 };
@@ -70,11 +71,11 @@ export const codeSplitting = {
   // entry's, or the login screen's).
   includeDependenciesRecursively: false,
   groups: [
-    { name: "markdown", test: (id: string) => known(id).share.has(id) && MARKDOWN.test(id), minShareCount: 2, priority: 3 },
-    { name: "share-common", test: (id: string) => known(id).share.has(id), minShareCount: 2, priority: 2 },
+    { name: "markdown", test: (id: string) => known().share.has(id) && MARKDOWN.test(id), minShareCount: 2, priority: 3 },
+    { name: "share-common", test: (id: string) => known().share.has(id), minShareCount: 2, priority: 2 },
     {
       name: "app-common",
-      test: (id: string) => (!known(id).entry.has(id) || APP_ONLY_PARTS.test(id)) && !graph.share.has(id) && !graph.login.has(id),
+      test: (id: string) => (!known().entry.has(id) || APP_ONLY_PARTS.test(id)) && !graph.share.has(id) && !graph.login.has(id),
       minShareCount: 2,
       priority: 1,
     },
