@@ -17,6 +17,11 @@ const dist = mkdtempSync(join(tmpdir(), "web-dist-"));
 mkdirSync(join(dist, "assets"));
 const INDEX = '<!doctype html><html><head><script src="/theme.js"></script></head><body><div id="app"></div></body></html>';
 writeFileSync(join(dist, "index.html"), INDEX);
+// The copies of it that name what each kind of page loads (web/vite-route-pages.ts); none for
+// settings here, which then gets index.html, as from a build without them.
+mkdirSync(join(dist, "pages"));
+const PAGES = { login: "login page", chat: "chat page", share: "share page" };
+for (const [kind, text] of Object.entries(PAGES)) writeFileSync(join(dist, "pages", `${kind}.html`), `<!doctype html><title>${text}</title>`);
 writeFileSync(join(dist, "theme.js"), "document.documentElement.dataset.theme = 'light';");
 writeFileSync(join(dist, "assets", "index-abc123.js"), "console.log('app');");
 writeFileSync(join(dist, "assets", "index-abc123.css"), "body { margin: 0 }");
@@ -50,8 +55,8 @@ function expectSecurityHeaders(res: Response) {
 }
 
 describe("the web client on the Node server", () => {
-  it("answers / in a browser with index.html, no-cache and the security headers", async () => {
-    const res = await get("/", html);
+  it("answers a page in a browser with index.html, no-cache and the security headers", async () => {
+    const res = await get("/archived", html);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(res.headers.get("cache-control")).toBe("no-cache");
@@ -61,11 +66,33 @@ describe("the web client on the Node server", () => {
 
   it("answers the client's deep links with index.html so that a reload keeps the page", async () => {
     const admin = ["/admin", "/admin/people", "/admin/people/usr_abc", "/admin/usage-report", "/admin/invite-codes", "/admin/audit-log"];
-    for (const path of ["/c/ctx_123", "/settings", "/settings/api-keys", "/s/shr_abc", "/login", "/auth/callback?code=x&state=y", "/no-such-page", ...admin]) {
-      const res = await get(path, html);
+    for (const path of ["/settings", "/settings/api-keys", "/archived", "/auth/callback?code=x&state=y", "/no-such-page", ...admin]) {
+      const res = await get(path, { ...html, Cookie: "signed_in=1" });
       expect(res.status, path).toBe(200);
       expectSecurityHeaders(res);
       expect(await res.text(), path).toBe(INDEX);
+    }
+  });
+
+  it("answers each kind of page with its copy of index.html, the signed-in app's by the signed_in cookie", async () => {
+    const signedIn = { ...html, Cookie: "theme=dark; signed_in=1" };
+    const cases: Array<[string, Record<string, string>, string]> = [
+      ["/login", html, PAGES.login],
+      ["/s/shr_abc", html, PAGES.share],
+      ["/s/shr_abc", signedIn, PAGES.share],
+      ["/", signedIn, PAGES.chat],
+      ["/c/ctx_123", signedIn, PAGES.chat],
+      // Never signed in here, or signed out: the login screen is what the page will show.
+      ["/", html, PAGES.login],
+      ["/c/ctx_123", html, PAGES.login],
+      ["/settings", { ...html, Cookie: "signed_in=" }, PAGES.login],
+    ];
+    for (const [path, headers, title] of cases) {
+      const res = await get(path, headers);
+      expect(res.status, path).toBe(200);
+      expectSecurityHeaders(res);
+      expect(res.headers.get("vary"), path).toContain("Cookie");
+      expect(await res.text(), `${path} ${headers.Cookie ?? ""}`).toContain(`<title>${title}</title>`);
     }
   });
 

@@ -1,5 +1,7 @@
 import preact from "@preact/preset-vite";
 import { defineConfig } from "vite";
+import { codeSplitting, moduleGraph } from "./vite-chunks.ts";
+import { routePages } from "./vite-route-pages.ts";
 
 // API paths the dev server hands to the real service (`npm start` on :8787 by default). Not
 // /auth/callback: it is the client's own page. Start the service with
@@ -14,8 +16,8 @@ const target = process.env.API_URL ?? "http://127.0.0.1:8787";
 
 export default defineConfig({
   root: import.meta.dirname,
-  plugins: [preact()],
-  build: { outDir: "dist", emptyOutDir: true, target: "es2022", assetsInlineLimit: 0 },
+  plugins: [preact(), moduleGraph(), routePages()],
+  build: { outDir: "dist", emptyOutDir: true, target: "es2022", assetsInlineLimit: 0, rolldownOptions: { output: { codeSplitting } } },
   // The Markdown worker (web/src/ui/markdown-worker.ts) loads highlight.js and KaTeX only when
   // a text needs them: a module worker, split like the page's own code.
   worker: { format: "es" },

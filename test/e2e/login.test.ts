@@ -25,10 +25,19 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
     await logInLocally(page, "alice");
     const refreshes: string[] = [];
     page.on("request", (r) => r.url().endsWith("/auth/refresh") && refreshes.push(r.method()));
+    // Which script asked for it: the page's first one (/theme.js), before the app's code arrived.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("Network.enable");
+    const askedBy: string[] = [];
+    cdp.on("Network.requestWillBeSent", (e) => {
+      if (e.request.url.endsWith("/auth/refresh")) askedBy.push(e.initiator.stack?.callFrames[0]?.url ?? e.initiator.type);
+    });
     await page.reload();
     await page.getByRole("textbox", { name: "Message" }).waitFor();
     await page.getByRole("link", { name: /alice/ }).waitFor();
-    expect(refreshes).toEqual(["POST"]); // restored from the refresh cookie
+    expect(refreshes).toEqual(["POST"]); // restored from the refresh cookie, once
+    expect(askedBy.map((url) => new URL(url, stack.url).pathname)).toEqual(["/theme.js"]);
+    await cdp.detach();
     expect(await sessionTraces(page)).toEqual([]);
 
     const cookie = (await context.cookies()).find((c) => c.name === "refresh_token")!;

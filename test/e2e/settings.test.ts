@@ -102,9 +102,9 @@ describe.skipIf(!hasChromium)("settings", () => {
       ),
     );
     await page.reload();
-    await page.getByRole("radio", { name: "Dark" }).waitFor();
+    // The form shows at once, disabled until the profile arrives with the saved choice.
+    await eventually("the profile's theme is shown", () => page.getByRole("radio", { name: "Dark" }).isChecked());
     expect(atFirstPaint[0]).toBe("dark");
-    expect(await page.getByRole("radio", { name: "Dark" }).isChecked()).toBe(true);
 
     // Another browser profile, same person: the preference comes from the profile.
     const other = await stack.newContext({ colorScheme: "light" });
@@ -180,6 +180,29 @@ describe.skipIf(!hasChromium)("settings", () => {
       await context.close();
     });
   }
+
+  it("shows the profile form at once, disabled until the profile arrives, then filled in", async () => {
+    const context = await stack.newContext();
+    const page = await context.newPage();
+    await logInLocally(page, "quin");
+    // GET /me held until the form has been seen without it.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/me", async (route) => {
+      if (route.request().method() === "GET") await held;
+      await route.continue();
+    });
+    await page.goto("/settings/profile");
+    const name = page.getByRole("textbox", { name: "Name" });
+    await name.waitFor();
+    expect(await name.isDisabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Save profile" }).isDisabled()).toBe(true);
+    await page.getByText("Pictures load only from the hosts this server allows").waitFor();
+    release();
+    await eventually("the form is filled in", async () => (await name.inputValue()) === "quin" && (await name.isEnabled()));
+    expect(await page.getByRole("radio", { name: "Auto (system)" }).isChecked()).toBe(true);
+    await context.close();
+  });
 
   it("saves the name, and shows the microphone only while voice input is on", async () => {
     const context = await stack.newContext();

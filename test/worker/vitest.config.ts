@@ -21,6 +21,9 @@ mkdirSync(join(webDist, "assets"));
 writeFileSync(join(webDist, "index.html"), '<!doctype html><html><head><script src="/theme.js"></script></head><body><div id="app"></div></body></html>');
 writeFileSync(join(webDist, "theme.js"), "document.documentElement.dataset.theme = 'light';");
 writeFileSync(join(webDist, "assets", "index-abc123.js"), "console.log('app');");
+// One of the copies of index.html for a kind of page (web/vite-route-pages.ts); the others fall back to index.html.
+mkdirSync(join(webDist, "pages"));
+writeFileSync(join(webDist, "pages", "share.html"), '<!doctype html><html><head><title>share page</title></head><body><div id="app"></div></body></html>');
 
 // The deployed bundle's stand-in for zod's locale tables (wrangler.toml [alias], src/platform/worker/), which
 // this pool does not take from wrangler.toml: the Worker under test runs the code that ships.

@@ -41,6 +41,15 @@ describe("the web client on the Worker", () => {
     }
   });
 
+  it("answers a kind of page with its copy of index.html where the build has one, else index.html", async () => {
+    const share = await call("/s/shr_abc", { headers: html });
+    expect(share.headers.get("Vary")).toContain("Cookie");
+    expect(await share.text()).toContain("<title>share page</title>");
+    const chat = await call("/c/ctx_x", { headers: { ...html, Cookie: "signed_in=1" } });
+    expect(chat.status).toBe(200);
+    expect(await chat.text()).toContain('<script src="/theme.js">');
+  });
+
   it("keeps the API's JSON on API paths", async () => {
     const health = await call("/health", { headers: html });
     expect(health.status).toBe(200);

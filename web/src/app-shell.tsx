@@ -1,23 +1,34 @@
 import { lazy, Suspense } from "preact/compat";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Link, useRoute } from "wouter-preact";
-import { ChatScreen } from "./chat/chat-screen";
-import { ConversationHeader } from "./chat/conversation-header";
 import { CreditCounter } from "./chat/credit-counter";
-import { Sidebar } from "./navigator/sidebar";
 import { useProfile } from "./settings/profile-query";
 import { Icon } from "./ui/icons";
+import { Loading } from "./ui/loading";
 import { useAfterFirstPaint } from "./ui/use-after-first-paint";
 
+/** Wider than a phone: the navigator is a column beside the page (the drawer's breakpoint in styles.css). */
+const WIDE_SCREEN = "(min-width: 769px)";
+
+// The chat (with its header's title and menu) and the navigator are files of their own:
+// Settings need no chat, and a phone shows the navigator only once its drawer opens (a wide
+// screen asks for it as this file starts). The page's HTML names the chat's file for a
+// conversation or a new chat, so it comes with this one.
+const loadChat = () => import("./chat/chat-page");
+const loadSidebar = () => import("./navigator/sidebar");
+if (matchMedia(WIDE_SCREEN).matches) void loadSidebar();
+const ChatScreen = lazy(() => loadChat().then((m) => m.ChatScreen));
+const ConversationHeader = lazy(() => loadChat().then((m) => m.ConversationHeader));
+const Sidebar = lazy(() => loadSidebar().then((m) => m.Sidebar));
 // Settings are a page of their own, loaded when opened; so is the archive.
 const SettingsScreen = lazy(() => import("./settings/settings-screen").then((m) => m.SettingsScreen));
 const ArchivedScreen = lazy(() => import("./navigator/archived-screen").then((m) => m.ArchivedScreen));
 // The Admin area is loaded for admins only: no one else ever downloads its code.
 const AdminScreen = lazy(() => import("./admin/admin-screen").then((m) => m.AdminScreen));
 
-/** Wider than a phone: the navigator is a column beside the chat (the drawer's breakpoint in styles.css). */
+/** Whether the screen is WIDE_SCREEN, as it changes. */
 function useWideScreen(): boolean {
-  const [query] = useState(() => matchMedia("(min-width: 769px)"));
+  const [query] = useState(() => matchMedia(WIDE_SCREEN));
   const [wide, setWide] = useState(query.matches);
   useEffect(() => {
     const change = () => setWide(query.matches);
@@ -64,7 +75,11 @@ export function Shell() {
         Skip to content
       </a>
       <div class="sidebar-wrap" id="navigator">
-        {navigator && <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} />}
+        {navigator && (
+          <Suspense fallback={null}>
+            <Sidebar onNavigate={() => setDrawer(false)} onClose={closeDrawer} />
+          </Suspense>
+        )}
       </div>
       {drawer && <div class="scrim" onClick={closeDrawer} aria-hidden="true" />}
       <div class="main">
@@ -83,7 +98,9 @@ export function Shell() {
           {isSettings || isArchived || isAdmin ? (
             <div class="topbar-title">{isSettings ? "Settings" : isArchived ? "Archived" : "Admin"}</div>
           ) : (
-            <ConversationHeader id={chat?.id} />
+            <Suspense fallback={<div class="topbar-title" />}>
+              <ConversationHeader id={chat?.id} />
+            </Suspense>
           )}
           <CreditCounter />
         </header>
@@ -99,7 +116,9 @@ export function Shell() {
           ) : isAdmin ? (
             <AdminArea path={admin?.["*"] ?? ""} />
           ) : chat || isHome ? (
-            <ChatScreen contextId={chat?.id} />
+            <Suspense fallback={<Loading />}>
+              <ChatScreen contextId={chat?.id} />
+            </Suspense>
           ) : (
             <div class="welcome">
               <h1>Nothing here</h1>

@@ -63,20 +63,30 @@ export function startEarly() {
   }
   const conversation = /^\/c\/([^/]+)$/.exec(path)?.[1];
   if (conversation) startPrepareWorker();
+  // Its parts in files of their own (the chat, Settings) come with it: the page's HTML names
+  // them (web/vite-route-pages.ts). Asked for here with import(), each would be a file the
+  // entry loads, and the code they share with the app a dozen files of its own.
   void loadShell();
-  // Settings are a file of their own, which the signed-in app would ask for only once it runs.
-  if (path.startsWith("/settings")) void import("./settings/settings-screen");
+  // The first read of sessionStorage (the chat's draft) waits for the browser to hand the
+  // tab's storage over: 5-8 ms on the bench's phone, here in a task of its own rather than
+  // in the chat's first render.
+  if (conversation || path === "/") setTimeout(() => sessionStorage.length, 0);
   void refreshSession().then((session) => {
     if (!session) return;
     // What the chat, the top bar and Settings show, so that they first render with it rather
-    // than once more for each answer.
-    void queryClient.prefetchQuery(profileQuery());
-    void queryClient.prefetchQuery(creditsQuery());
-    void queryClient.prefetchQuery(modelsQuery());
-    void queryClient.prefetchQuery(clientConfigQuery());
-    if (!conversation) return;
-    const focusId = new URLSearchParams(location.search).get("m");
-    void queryClient.prefetchInfiniteQuery(conversationQuery(decodeURIComponent(conversation), focusId));
+    // than once more for each answer. A task each: the five requests made at once were one
+    // long task (each fetch() costs a few ms on a phone).
+    const asks = [
+      () => queryClient.prefetchQuery(profileQuery()),
+      () => queryClient.prefetchQuery(creditsQuery()),
+      () => queryClient.prefetchQuery(modelsQuery()),
+      () => queryClient.prefetchQuery(clientConfigQuery()),
+    ];
+    if (conversation) {
+      const focusId = new URLSearchParams(location.search).get("m");
+      asks.unshift(() => queryClient.prefetchInfiniteQuery(conversationQuery(decodeURIComponent(conversation), focusId)));
+    }
+    for (const ask of asks) setTimeout(() => void ask(), 0);
   });
 }
 

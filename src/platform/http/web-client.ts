@@ -14,6 +14,24 @@ const CLIENT_ROUTE =
   /^\/(?:c\/[^/]+|settings(?:\/[^/]+)?|s\/[^/]+|archived|login|auth\/callback|admin(?:\/(?:people(?:\/[^/]+)?|usage-report|invite-codes|audit-log))?)?\/?$/;
 
 /**
+ * Which copy of the client's page to answer an address with (web/vite-route-pages.ts builds
+ * one per kind, each naming the code that kind of page loads as it starts, so that the browser
+ * asks for it at once): the login screen, the signed-in app's chat or its settings, or the
+ * share page; undefined for the others (the page that names only the entry). The signed-in
+ * app's addresses show the login screen to a browser without the client's `signed_in` cookie
+ * (never signed in here, or signed out). Only a hint: each page loads what it needs anyway.
+ */
+export function pageKind(path: string, cookie: string | undefined): "login" | "chat" | "settings" | "share" | undefined {
+  if (/^\/s\/[^/]+\/?$/.test(path)) return "share";
+  if (/^\/login\/?$/.test(path)) return "login";
+  const chat = path === "/" || /^\/c\/[^/]+\/?$/.test(path);
+  const settings = /^\/settings(?:\/[^/]+)?\/?$/.test(path);
+  if (!chat && !settings) return undefined;
+  if (!/(?:^|;\s*)signed_in=1(?:;|$)/.test(cookie ?? "")) return "login";
+  return chat ? "chat" : "settings";
+}
+
+/**
  * The headers of every HTML page the service serves: no inline script, nothing from a
  * third-party origin except the identity provider the browser logs in at and the avatar
  * hosts (AVATAR_HOSTS). Images from anywhere else are not loaded, whatever a reply says.
@@ -81,8 +99,15 @@ export async function serveClientPage(c: Context<AppEnv>, apiSegments: ReadonlyS
   if (!(c.req.header("Accept") ?? "").includes("text/html")) return undefined;
   const path = c.req.path;
   if (!CLIENT_ROUTE.test(path) && apiSegments.has(path.split("/")[1] ?? "")) return undefined;
-  const index = await assets("/index.html", c.req.header("Accept-Encoding"));
-  if (index) return fileReply(c, "/index.html", index);
+  const encoding = c.req.header("Accept-Encoding");
+  const kind = pageKind(path, c.req.header("Cookie"));
+  // index.html is the same page without the hints (and all there is in a build without them).
+  const page = (kind && (await assets(`/pages/${kind}.html`, encoding))) || (await assets("/index.html", encoding));
+  if (page) {
+    // Which copy depends on the cookie: a shared cache must keep them apart.
+    c.header("Vary", "Cookie", { append: true });
+    return fileReply(c, "/index.html", page);
+  }
   return c.html(
     "<!doctype html><title>Web client not built</title><h1>The web client is not built</h1>" +
       "<p>Run <code>npm run build:web</code> (or set WEB_DIST_DIR to a built client) and reload. The API answers as usual.</p>",

@@ -12,6 +12,10 @@
 // session this page takes, removed when it ends. Without it (a first visit, after signing
 // out) the page does not ask POST /auth/refresh, which could only fail: the visitor is
 // welcomed by the login screen, not told that a session ended, and the console stays clean.
+//
+// On a page load the first refresh is asked by /theme.js (web/public/theme.js), the page's
+// first script, with the same lock, while this code is still on its way; refreshSession
+// takes its answer.
 
 export interface AccountSummary {
   id: string;
@@ -113,20 +117,22 @@ export function adoptSession(reply: SessionReply): Session {
  * and tabs take turns.
  */
 export function refreshSession(): Promise<Session | null> {
+  const early = takeEarlyRefresh();
   // Nothing to renew: never signed in in this browser, or signed out (here or in another tab).
-  if (!current && !mayHaveSession()) return Promise.resolve(null);
-  refreshing ??= withRefreshLock(async () => {
-    unreachable = false;
-    const response = await fetch("/auth/refresh", { method: "POST", headers: { Accept: "application/json" } });
-    if (response.ok) return adoptSession((await response.json()) as SessionReply);
-    // A server that cannot answer now (5xx, offline) has not ended the session: keep what we have.
-    if (response.status >= 500) {
-      unreachable = true;
-      return current;
-    }
-    setSession(null, "ended");
-    return null;
-  })
+  if (!current && !mayHaveSession() && !early) return Promise.resolve(null);
+  if (refreshing) return refreshing;
+  unreachable = false;
+  refreshing = (early ?? withRefreshLock(askRefresh))
+    .then(({ status, body }) => {
+      if (body) return adoptSession(body);
+      // A server that cannot answer now (5xx, offline) has not ended the session: keep what we have.
+      if (status >= 500) {
+        unreachable = true;
+        return current;
+      }
+      setSession(null, "ended");
+      return null;
+    })
     .catch(() => {
       // The network: try again later, on the next request.
       unreachable = true;
@@ -134,6 +140,31 @@ export function refreshSession(): Promise<Session | null> {
     })
     .finally(() => (refreshing = undefined));
   return refreshing;
+}
+
+/** POST /auth/refresh's status, and its reply when it gave a session. */
+interface RefreshAnswer {
+  status: number;
+  body?: SessionReply;
+}
+
+async function askRefresh(): Promise<RefreshAnswer> {
+  const response = await fetch("/auth/refresh", { method: "POST", headers: { Accept: "application/json" } });
+  return response.ok ? { status: response.status, body: (await response.json()) as SessionReply } : { status: response.status };
+}
+
+declare global {
+  interface Window {
+    /** The refresh /theme.js asked for as the page loaded (web/public/theme.js), until taken. */
+    __sessionRefresh?: Promise<RefreshAnswer>;
+  }
+}
+
+/** The refresh /theme.js began before this code arrived, once: the first caller gets it. */
+function takeEarlyRefresh(): Promise<RefreshAnswer> | undefined {
+  const early = window.__sessionRefresh;
+  delete window.__sessionRefresh;
+  return early;
 }
 
 function withRefreshLock<T>(work: () => Promise<T>): Promise<T> {
