@@ -2,7 +2,7 @@ import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Principal } from "../../platform/auth/principal";
 import { ensureUserStep } from "../../platform/auth/users";
 import { timeOrderedId } from "../../platform/encoding";
-import { Batch, bind, firstRow, perDb, selectTemplate, step, template, type Results } from "../../platform/db";
+import { Batch, bind, type Db, firstRow, perDb, selectTemplate, step, template, type Results } from "../../platform/db";
 import type { DomainError } from "../../platform/errors";
 import type { ModelRegistry, RegisteredModel } from "../../platform/models/registry";
 import { creditDays, users } from "../../../schema/index";
@@ -70,6 +70,50 @@ const accountFields = {
 };
 
 /**
+ * One shape of the debit: its guards, the charge on the day's allowance and on granted
+ * credits, and the hold that records each (see openingStatements).
+ */
+function prepareDebit(db: Db, shape: DebitShape) {
+  const userId = sql.placeholder("userId");
+  const guards: SQL[] = [];
+  if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
+  if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
+  // A reply of the context to follow or to answer again; in the second case it must answer a user message.
+  if (shape.message) {
+    guards.push(sql`exists (select 1 from messages m left join messages q on q.id = m.parent_id
+      where m.id = ${sql.placeholder("messageId")} and m.context_id = ${sql.placeholder("contextId")} and m.user_id = ${userId}
+        and m.role = 'assistant' and (${sql.placeholder("answersQuestion")} = 0 or q.role = 'user'))`);
+  }
+  const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
+  const modelId = shape.defaultModel ? defaultModelId() : sql`${sql.placeholder("modelId")}`;
+  if (shape.key) guards.push(...keyGuards(modelId));
+  if (shape.rate) guards.push(withinPlanRate());
+  const day = sql.placeholder("day");
+  const grantDay = sql.placeholder("grantDay");
+  const hold = (on: Placeholder) =>
+    template(
+      holdStatement(db, {
+        id: sql.placeholder("holdId"),
+        userId,
+        day: on,
+        price,
+        createdAtMs: sql.placeholder("createdAtMs"),
+        claimKey: sql.placeholder("holdClaimKey"),
+        keyId: sql.placeholder("keyId"),
+      }),
+    );
+  // The granted credits pay only where the day's allowance did not: no hold yet.
+  const grantGuards = [...guards, sql`not exists (select 1 from credit_holds where id = ${sql.placeholder("holdId")})`];
+  return {
+    debit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day, price, allowance: dayAllowance(modelId), guards })),
+    // Right after the debit: the hold exists exactly when the debit charged.
+    hold: hold(day),
+    grantDebit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day: grantDay, price, allowance: grantAllowance(modelId), guards: grantGuards })),
+    grantHold: hold(grantDay),
+  };
+}
+
+/**
  * The opening batch's statements, built once per handle (see perDb). The debit has a few
  * shapes: an explicit price or the default model's, with or without each guard; each is
  * built on first use.
@@ -77,51 +121,13 @@ const accountFields = {
 const openingStatements = perDb((db) => {
   const userId = sql.placeholder("userId");
   const debits = new Map<string, ReturnType<typeof prepareDebit>>();
-  function prepareDebit(shape: DebitShape) {
-    const guards: SQL[] = [];
-    if (shape.claim) guards.push(claimHeldGuard({ userId, key: sql.placeholder("claimKey"), marker: sql.placeholder("claimMarker") }));
-    if (shape.context) guards.push(sql`exists (select 1 from contexts where id = ${sql.placeholder("contextId")} and user_id = ${userId})`);
-    // A reply of the context to follow or to answer again; in the second case it must answer a user message.
-    if (shape.message) {
-      guards.push(sql`exists (select 1 from messages m left join messages q on q.id = m.parent_id
-        where m.id = ${sql.placeholder("messageId")} and m.context_id = ${sql.placeholder("contextId")} and m.user_id = ${userId}
-          and m.role = 'assistant' and (${sql.placeholder("answersQuestion")} = 0 or q.role = 'user'))`);
-    }
-    const price = shape.defaultModel ? defaultModelPrice() : sql`${sql.placeholder("price")}`;
-    const modelId = shape.defaultModel ? defaultModelId() : sql`${sql.placeholder("modelId")}`;
-    if (shape.key) guards.push(...keyGuards(modelId));
-    if (shape.rate) guards.push(withinPlanRate());
-    const day = sql.placeholder("day");
-    const grantDay = sql.placeholder("grantDay");
-    const hold = (on: Placeholder) =>
-      template(
-        holdStatement(db, {
-          id: sql.placeholder("holdId"),
-          userId,
-          day: on,
-          price,
-          createdAtMs: sql.placeholder("createdAtMs"),
-          claimKey: sql.placeholder("holdClaimKey"),
-          keyId: sql.placeholder("keyId"),
-        }),
-      );
-    // The granted credits pay only where the day's allowance did not: no hold yet.
-    const grantGuards = [...guards, sql`not exists (select 1 from credit_holds where id = ${sql.placeholder("holdId")})`];
-    return {
-      debit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day, price, allowance: dayAllowance(modelId), guards })),
-      // Right after the debit: the hold exists exactly when the debit charged.
-      hold: hold(day),
-      grantDebit: selectTemplate({ used: creditDays.used }, debitStatement(db, { userId, day: grantDay, price, allowance: grantAllowance(modelId), guards: grantGuards })),
-      grantHold: hold(grantDay),
-    };
-  }
   const stale = releaseStaleStatements(db, { userId, before: sql.placeholder("staleBefore") });
   return {
     /** The debit and its hold. `defaultModel`: the price is the user's default model's. */
     debit(shape: DebitShape) {
       const key = `${shape.defaultModel}/${shape.claim}/${shape.context}/${shape.message}/${shape.key}/${shape.rate}`;
       let debit = debits.get(key);
-      if (!debit) debits.set(key, (debit = prepareDebit(shape)));
+      if (!debit) debits.set(key, (debit = prepareDebit(db, shape)));
       return debit;
     },
     /** The user's abandoned holds, released before the claim and the debit. */

@@ -11,11 +11,32 @@ const PREFIX = "plant_chat_";
  */
 export function promMetrics(): Metrics {
   const registry = new Registry();
-  const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: PREFIX });
   // Gauges prom-client names with a `_total` suffix, which Prometheus keeps for counters
   // (`promtool check metrics` refuses them); the same counts are not worth a lint failure.
   for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) registry.removeSingleMetric(`${PREFIX}${name}`);
+  const { requests, requestSeconds, exchanges, firstToken, credits, upstreamErrors, streams, batchSeconds } = instruments(registry);
+  return {
+    request(route, method, status, seconds) {
+      const labels = { route, method, status: String(status) };
+      requests.inc(labels);
+      requestSeconds.observe(labels, seconds);
+    },
+    exchange: (model, outcome) => exchanges.inc({ model, outcome }),
+    firstToken: (model, seconds) => firstToken.observe({ model }, seconds),
+    creditsSpent: (model, amount) => credits.inc({ model }, amount),
+    upstreamError: (provider, kind) => upstreamErrors.inc({ provider, kind }),
+    streams: (change) => streams.inc(change),
+    databaseBatch: (seconds) => batchSeconds.observe(seconds),
+    async exposition() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** The service's own metrics, registered in `registry`. */
+function instruments(registry: Registry) {
+  const registers = [registry];
   const requests = new Counter({
     name: `${PREFIX}http_requests_total`,
     help: "HTTP requests answered, by route pattern (never the raw path), method and status",
@@ -61,20 +82,5 @@ export function promMetrics(): Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers,
   });
-  return {
-    request(route, method, status, seconds) {
-      const labels = { route, method, status: String(status) };
-      requests.inc(labels);
-      requestSeconds.observe(labels, seconds);
-    },
-    exchange: (model, outcome) => exchanges.inc({ model, outcome }),
-    firstToken: (model, seconds) => firstToken.observe({ model }, seconds),
-    creditsSpent: (model, amount) => credits.inc({ model }, amount),
-    upstreamError: (provider, kind) => upstreamErrors.inc({ provider, kind }),
-    streams: (change) => streams.inc(change),
-    databaseBatch: (seconds) => batchSeconds.observe(seconds),
-    async exposition() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
-    },
-  };
+  return { requests, requestSeconds, exchanges, firstToken, credits, upstreamErrors, streams, batchSeconds };
 }
