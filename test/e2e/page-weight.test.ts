@@ -56,8 +56,9 @@ describe.skipIf(!hasChromium)("what each page loads", () => {
 
     expect(chat).toBeLessThan(150 * KiB);
     // One bundle for every page was ~82 KiB: the login and share pages now skip the chat's code.
-    // (The login was 35 KiB before sign-up's policy and Turnstile came to it: 41 KiB now.)
-    expect(login).toBeLessThan(44 * KiB);
+    // (The login was 35 KiB before sign-up's policy and Turnstile came to it: 37.5 KiB now. A
+    // development build, with preact/debug in the entry, is about 5 KiB more: 42.6.)
+    expect(login).toBeLessThan(40 * KiB);
     expect(share).toBeLessThan(chat - 15 * KiB);
     await chatContext.close();
     await context.close();

@@ -33,7 +33,10 @@ export function buildWebIfNeeded() {
   const current = existsSync(built) && statSync(built).mtimeMs >= newest(web) && existsSync(stamp) && readFileSync(stamp, "utf8") === lockfileHash();
   if (current) return;
   console.log(existsSync(built) ? "web client sources changed: rebuilding web/dist" : "building the web client into web/dist");
-  execSync("npm run -s build:web", { cwd: root, stdio: "inherit" });
+  // Always the production build, whoever asks: under vitest NODE_ENV is "test", with which
+  // Preact's Vite preset adds preact/debug to the entry (about 5 KiB gzipped and slower
+  // renders), and `npm start` would later serve that build as up to date.
+  execSync("npm run -s build:web", { cwd: root, stdio: "inherit", env: { ...process.env, NODE_ENV: "production" } });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
