@@ -1,15 +1,8 @@
-import { AxeBuilder } from "@axe-core/playwright";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { seriousViolations } from "./support/axe";
 import { hasChromium } from "./support/chromium";
 import { apiToken, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
-
-async function seriousViolations(page: Page) {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
-}
 
 describe.skipIf(!hasChromium)("accessibility", () => {
   let stack: Stack;

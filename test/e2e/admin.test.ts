@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AxeBuilder } from "@axe-core/playwright";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userIdFor } from "../../src/platform/auth/identity";
 import { LOCAL_ISSUER } from "../../src/platform/auth/local-login";
 import { startServerProcess } from "../support/server-process";
+import { seriousViolations } from "./support/axe";
 import { hasChromium } from "./support/chromium";
 import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
@@ -34,13 +34,6 @@ async function as(stack: Stack, name: string) {
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
-}
-
-async function seriousViolations(page: Page) {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
 }
 
 /** The People list's row of `name`. */
