@@ -264,8 +264,10 @@ describe.skipIf(!hasChromium)("the Admin area", () => {
     await context.close();
   });
 
+  // The two themes side by side: each reads the same pages in a browser context of its own,
+  // and most of their time is waiting on axe in its own renderer.
   for (const colorScheme of ["light", "dark"] as const) {
-    it(`fits a 375 px screen and finds no serious axe violations (${colorScheme})`, async () => {
+    it.concurrent(`fits a 375 px screen and finds no serious axe violations (${colorScheme})`, async ({ expect }) => {
       const { context, page } = await adminPage({ width: 375, colorScheme });
       for (const path of ["/admin/people", `/admin/people/${ids.Bruno}`, "/admin/usage-report", "/admin/invite-codes", "/admin/audit-log"]) {
         await page.goto(path);
