@@ -91,7 +91,15 @@ export async function getCredits(db: Db, userId: string, now: Date, plans: Plans
  */
 export function debitStatement(
   db: Db,
-  debit: { userId: string | Placeholder; day: string | Placeholder; price: number | SQL | Placeholder; allowance: number | SQL | Placeholder; guards?: SQL[] },
+  debit: {
+    userId: string | Placeholder;
+    day: string | Placeholder;
+    price: number | SQL | Placeholder;
+    allowance: number | SQL | Placeholder;
+    guards?: SQL[];
+    /** A guard SQLite checks before the allowance and the others (it evaluates them in order): one that is cheap and usually false. */
+    first?: SQL;
+  },
 ) {
   // Built with the query builder, not db.all(sql`…`): drizzle's D1 driver cannot put a raw
   // statement with parameters in a batch. INSERT … SELECT needs its WHERE before
@@ -107,7 +115,7 @@ export function debitStatement(
           used: sql<number>`${charge}`.as("used"),
         })
         .from(sql`(select ${debit.price} as price) as charge`)
-        .where(and(sql`${charge} is not null`, sql`${charge} <= ${debit.allowance}`, ...(debit.guards ?? []))),
+        .where(and(debit.first, sql`${charge} is not null`, sql`${charge} <= ${debit.allowance}`, ...(debit.guards ?? []))),
     )
     .onConflictDoUpdate({
       target: [creditDays.userId, creditDays.day],
