@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { afterNextPaint, apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 const counter = (page: Page) => page.getByRole("status", { name: /^Credits:/ });
 const creditsLeft = async (page: Page) => Number(/Credits: (\d+) of/.exec((await counter(page).getAttribute("aria-label")) ?? "")?.[1]);
@@ -93,9 +93,9 @@ describe.skipIf(!hasChromium)("chatting", () => {
     await sendAndWait(page, "am I counted?");
     const late = page.waitForResponse((r) => r.url().endsWith("/credits"));
     replied();
-    await late;
-    // Let the page do what it does with that late answer before reading the counter.
-    await page.waitForTimeout(500);
+    // The page has read that late answer and drawn what it makes of it before the counter is read.
+    await (await late).finished();
+    await afterNextPaint(page);
     await eventually("the counter shows the message", async () => (await creditsLeft(page)) === 499);
     await context.close();
   });

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
+import { afterNextPaint, apiToken, eventually, logInLocally, sendAndWait, startStack, type Stack } from "./support/stack";
 
 const lastReply = (page: Page) => page.getByRole("listitem", { name: "Assistant replied" }).last();
 
@@ -42,9 +42,14 @@ function exfiltrating(origin: string) {
   ].join("\n");
 }
 
-/** Waits until the page has nothing left to load, then a little more for lazy loads. */
+/**
+ * Waits until the page has nothing left to load and has drawn what it has, then a short while:
+ * what must not happen (a request to the tracker) has no event to wait for, and a request the
+ * drawing started needs a moment to reach the tracker's server.
+ */
 async function settle(page: Page) {
   await page.waitForLoadState("networkidle");
+  await afterNextPaint(page);
   await page.waitForTimeout(300);
 }
 

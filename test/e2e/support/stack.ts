@@ -114,6 +114,15 @@ export async function sendAndWait(page: Page, text: string, reply = `echo: ${tex
   await page.getByRole("button", { name: "Send" }).waitFor();
 }
 
+/**
+ * Resolves after the page has drawn twice more: what its scripts did with what they already
+ * had (a response just read, a module just loaded) is then on screen. An event to wait on,
+ * not a length of time.
+ */
+export async function afterNextPaint(page: Page) {
+  await page.evaluate(() => new Promise<void>((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))));
+}
+
 /** Polls until `check` returns true (the browser updates asynchronously); fails with `what`. */
 export async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
   const until = Date.now() + timeoutMs;
