@@ -5,6 +5,7 @@ import { userIdFor } from "../../src/platform/auth/identity";
 import { parseConfig } from "../../src/platform/config";
 import { dbFromD1 } from "../../src/platform/db";
 import { createRuntime } from "../../src/platform/deps";
+import { utcDay } from "../../src/features/account/credits";
 import { renewalInterval } from "../../src/features/chat/holds";
 import { chatExchange, openMessage } from "../../src/features/chat/send";
 import { creditsOf } from "../../src/features/chat/exchange";
@@ -112,15 +113,17 @@ describe("chat in workerd over D1", () => {
   it("releases the credit hold of an exchange whose Worker died, at the user's next message", async () => {
     const name = "died-before-reply";
     const auth = await signIn(name);
-    await dieMidExchange(name, auth, "lost", "lost-key");
+    const died = await dieMidExchange(name, auth, "lost", "lost-key");
     expect(await holdsOf(name)).toBe(1);
-    expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 1 });
+    // Charged on the day it began: yesterday's, when this runs in the first ten minutes after 00:00 UTC.
+    expect(await usedOn(name, utcDay(died))).toBe(1);
 
     // The next message releases the dead hold in its opening batch: only its own charge remains.
     const next = await send(auth, { message: "next" });
     expect(next.status).toBe(200);
     expect(await next.json()).toMatchObject({ credits: { used: 1 } });
     expect(await holdsOf(name)).toBe(0);
+    if (utcDay(died) !== utcDay(new Date())) expect(await usedOn(name, utcDay(died))).toBe(0);
     // The key is free again: a retry runs, charged once in total.
     const retry = await send({ ...auth, "Idempotency-Key": "lost-key" }, { message: "lost" });
     expect(retry.status).toBe(200);
@@ -184,13 +187,15 @@ describe("chat in workerd over D1", () => {
   it("releases the credit holds of dead exchanges when the cron runs", async () => {
     const name = "died-before-cron";
     const auth = await signIn(name);
-    await dieMidExchange(name, auth, "lost");
+    const died = await dieMidExchange(name, auth, "lost");
     expect(await holdsOf(name)).toBe(1);
+    expect(await usedOn(name, utcDay(died))).toBe(1);
 
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "0 0 * * *" }), env as never, ctx);
     await waitOnExecutionContext(ctx);
     expect(await holdsOf(name)).toBe(0);
+    expect(await usedOn(name, utcDay(died))).toBe(0);
     expect(await (await call("/credits", { headers: auth })).json()).toMatchObject({ used: 0 });
   });
 });
@@ -200,8 +205,14 @@ async function holdsOf(name: string): Promise<number> {
   return (await env.DB.prepare("select count(*) as n from credit_holds where user_id = ?").bind(userId).first<number>("n")) ?? 0;
 }
 
-/** What a Worker that died ten minutes ago, between its opening batch and the reply, left in D1. */
-async function dieMidExchange(name: string, auth: Record<string, string>, message: string, idempotencyKey?: string) {
+/** The credits `name` was charged on `day` (the day's allowance, credit_days). */
+async function usedOn(name: string, day: string): Promise<number> {
+  const userId = await userIdFor(env.AUTH_ISSUER, `user:${name}`);
+  return (await env.DB.prepare("select used from credit_days where user_id = ? and day = ?").bind(userId, day).first<number>("used")) ?? 0;
+}
+
+/** What a Worker that died ten minutes ago, between its opening batch and the reply, left in D1; when it began. */
+async function dieMidExchange(name: string, auth: Record<string, string>, message: string, idempotencyKey?: string): Promise<Date> {
   expect((await call("/me", { headers: auth })).status).toBe(200); // the user exists, as after any sign-in
   const runtime = await createRuntime(parseConfig(env as never));
   const tenMinutesAgo = new Date(Date.now() - 10 * 60_000);
@@ -211,5 +222,6 @@ async function dieMidExchange(name: string, auth: Record<string, string>, messag
     { principal: { via: "api-key", userId, keyId: "died" }, turn: { kind: "send", message }, idempotency: idempotencyKey ? { key: idempotencyKey } : undefined, requestId: "req-died" },
   );
   expect(opening.kind).toBe("ready");
+  return tenMinutesAgo;
 }
 
