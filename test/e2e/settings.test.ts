@@ -220,8 +220,10 @@ describe.skipIf(!hasChromium)("settings", () => {
     await page.getByRole("link", { name: /Pia Plantlover/ }).waitFor();
 
     await page.goto("/settings/profile");
+    const saved = page.waitForResponse((r) => r.request().method() === "PATCH" && new URL(r.url()).pathname === "/me");
     await voice.uncheck();
-    await eventually("saved", async () => !(await voice.isChecked()));
+    expect((await saved).ok()).toBe(true);
+    expect(await voice.isChecked()).toBe(false);
     await page.getByRole("link", { name: "New chat" }).click();
     await page.getByRole("button", { name: "Send" }).waitFor();
     expect(await page.getByRole("button", { name: "Dictate a message" }).count()).toBe(0);

@@ -31,7 +31,11 @@ export function useUpdateProfile() {
         applyTheme(saved.before.preferences.theme);
       }
     },
-    onSuccess: (profile: Profile) => {
+    onSuccess: async (profile: Profile) => {
+      // A read of the profile asked while this was out (a page opened meanwhile) may be
+      // answered from before the change and arrive after this answer: it must not put the
+      // old preferences back.
+      await client.cancelQueries({ queryKey: profileKey });
       applyTheme(profile.preferences.theme);
       client.setQueryData(profileKey, profile);
     },
