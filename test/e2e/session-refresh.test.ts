@@ -85,8 +85,12 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     await composer.press("Enter");
     await page.getByRole("listitem", { name: "Assistant replied" }).filter({ hasText: "echo: after the token expired" }).waitFor();
     await eventually("the exchange seen", async () => seen.includes("/chat/send 200"));
-    // A browser that never signed in has no session to restore: the page does not ask for one.
-    expect(seen).toEqual(["/auth/session 200", "/chat/send 401", "/auth/refresh 200", "/chat/send 200"]);
+    // A browser that never signed in has no session to restore: the page does not ask for one
+    // before signing in. On a slow run the client's own renewal (due ~17 s after sign-in by its
+    // clock) may come before the message: that token expires too, and the 401 path is the same.
+    expect(seen[0]).toBe("/auth/session 200");
+    expect(seen.slice(-3)).toEqual(["/chat/send 401", "/auth/refresh 200", "/chat/send 200"]);
+    expect(seen.slice(1, -3).every((s) => s === "/auth/refresh 200")).toBe(true);
     await context.close();
   });
   it("says the service cannot be reached when the page's refresh gets no answer, not that the person must sign in, and tries again", async () => {
