@@ -15,16 +15,21 @@ import type { Plugin } from "vite";
 /** The module graph, known once the build has read every module (before chunks are made). */
 const graph = { entry: new Set<string>(), share: new Set<string>(), login: new Set<string>(), ready: false };
 
-function staticClosure(roots: string[], imports: (id: string) => readonly string[]): Set<string> {
-  const seen = new Set<string>();
-  const visit = (id: string) => {
-    if (seen.has(id)) return;
-    seen.add(id);
-    for (const next of imports(id)) visit(next);
+/** `roots` and everything they import, each after what it imports (web/vite-route-pages.ts orders chunks by it). */
+export function closure<T>(roots: readonly T[], imports: (node: T) => Iterable<T>): T[] {
+  const seen = new Set<T>();
+  const ordered: T[] = [];
+  const visit = (node: T) => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    for (const next of imports(node)) visit(next);
+    ordered.push(node);
   };
   for (const root of roots) visit(root);
-  return seen;
+  return ordered;
 }
+
+const staticClosure = (roots: string[], imports: (id: string) => readonly string[]) => new Set(closure(roots, imports));
 
 /** Reads the module graph for the groups below (add it to the build's plugins). */
 export function moduleGraph(): Plugin {

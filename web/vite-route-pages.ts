@@ -4,6 +4,7 @@
 // asked for it (on a phone's network, a round trip and the entry's download later). The
 // server answers each address with its kind's copy (src/platform/http/web-client.ts).
 import type { Plugin } from "vite";
+import { closure } from "./vite-chunks.ts";
 
 /** Each kind of page and the modules (from web/) it imports as it starts; keep beside web/src/app.tsx's startEarly. */
 export const ROUTE_PAGES: Record<string, string[]> = {
@@ -31,21 +32,9 @@ function chunksOf(chunks: Chunk[], modules: string[]): Chunk[] {
 }
 
 /** `roots` and every chunk they import (statically), each after the chunks it imports. */
-function closure(chunks: Chunk[], roots: Chunk[]): Chunk[] {
+function chunkClosure(chunks: Chunk[], roots: Chunk[]): Chunk[] {
   const byFile = new Map(chunks.map((c) => [c.fileName, c]));
-  const seen = new Set<string>();
-  const ordered: Chunk[] = [];
-  const visit = (chunk: Chunk) => {
-    if (seen.has(chunk.fileName)) return;
-    seen.add(chunk.fileName);
-    for (const file of chunk.imports) {
-      const imported = byFile.get(file);
-      if (imported) visit(imported);
-    }
-    ordered.push(chunk);
-  };
-  for (const root of roots) visit(root);
-  return ordered;
+  return closure(roots, (chunk) => chunk.imports.flatMap((file) => byFile.get(file) ?? []));
 }
 
 export function routePages(): Plugin {
@@ -61,12 +50,12 @@ export function routePages(): Plugin {
       // What index.html loads already: the entry and the chunks Vite preloads with it.
       const entry = chunks.find((c) => "isEntry" in c && c.isEntry && index.includes(`/${c.fileName}"`));
       if (!entry) throw new Error("route-pages: index.html's entry chunk was not found");
-      const loaded = new Set(closure(chunks, [entry]).map((c) => c.fileName));
+      const loaded = new Set(chunkClosure(chunks, [entry]).map((c) => c.fileName));
       // Shared code of some pages only (web/vite-chunks.ts), which every page would then load.
       const common = [...loaded].filter((file) => /^assets\/(?:app|share)-common-/.test(file));
       if (common.length) throw new Error(`route-pages: the entry imports ${common.join(", ")}; see web/vite-chunks.ts`);
       for (const [kind, modules] of Object.entries(ROUTE_PAGES)) {
-        const needed = closure(chunks, chunksOf(chunks, modules)).filter((c) => !loaded.has(c.fileName));
+        const needed = chunkClosure(chunks, chunksOf(chunks, modules)).filter((c) => !loaded.has(c.fileName));
         const css = new Set(needed.flatMap((c) => [...(c.viteMetadata?.importedCss ?? [])]));
         const links = [
           ...[...css].map((file) => `<link rel="preload" as="style" crossorigin href="/${file}">`),
