@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
 import type { Config } from "../config";
 import type { AppEnv } from "../deps";
 
@@ -21,13 +22,13 @@ const CLIENT_ROUTE =
  * app's addresses show the login screen to a browser without the client's `signed_in` cookie
  * (never signed in here, or signed out). Only a hint: each page loads what it needs anyway.
  */
-export function pageKind(path: string, cookie: string | undefined): "login" | "chat" | "settings" | "share" | undefined {
+export function pageKind(path: string, signedIn: boolean): "login" | "chat" | "settings" | "share" | undefined {
   if (/^\/s\/[^/]+\/?$/.test(path)) return "share";
   if (/^\/login\/?$/.test(path)) return "login";
   const chat = path === "/" || /^\/c\/[^/]+\/?$/.test(path);
   const settings = /^\/settings(?:\/[^/]+)?\/?$/.test(path);
   if (!chat && !settings) return undefined;
-  if (!/(?:^|;\s*)signed_in=1(?:;|$)/.test(cookie ?? "")) return "login";
+  if (!signedIn) return "login";
   return chat ? "chat" : "settings";
 }
 
@@ -100,7 +101,7 @@ export async function serveClientPage(c: Context<AppEnv>, apiSegments: ReadonlyS
   const path = c.req.path;
   if (!CLIENT_ROUTE.test(path) && apiSegments.has(path.split("/")[1] ?? "")) return undefined;
   const encoding = c.req.header("Accept-Encoding");
-  const kind = pageKind(path, c.req.header("Cookie"));
+  const kind = pageKind(path, getCookie(c, "signed_in") === "1");
   // index.html is the same page without the hints (and all there is in a build without them).
   const page = (kind && (await assets(`/pages/${kind}.html`, encoding))) || (await assets("/index.html", encoding));
   if (page) {
