@@ -38,6 +38,9 @@ describe.skipIf(!hasChromium)("accessibility", () => {
       }
       // Nothing the client does needs more than the strict CSP the server sends.
       expect(blocked).toEqual([]);
+      // And the scan sees what it is for: a button with no name is a critical violation.
+      await page.evaluate(() => document.querySelector("main")!.append(document.createElement("button")));
+      expect(await seriousViolations(page)).toEqual([expect.stringMatching(/^button-name: /)]);
       await context.close();
     });
   }
