@@ -24,6 +24,9 @@ export default async function setup(project: TestProject) {
       "--use-fake-ui-for-media-stream",
       "--use-fake-device-for-media-stream",
       ...(audio ? [`--use-file-for-fake-audio-capture=${audio}`] : []),
+      // Nothing leaves the machine (an identity provider's login page asks for a web font):
+      // every name but the loopback's fails to resolve.
+      "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
     ],
   });
   project.provide("chromiumEndpoint", server.wsEndpoint());
