@@ -101,6 +101,8 @@ describe.skipIf(!hasChromium)("a message the renderer cannot take", () => {
     const { items } = (await imported.json()) as { items: Array<{ id: string }> };
     // A 9 MB reply as a server before MAX_REPLY_CHARS stored it, written into the database.
     const db = createClient({ url: stack.server.databaseUrl });
+    // The server writes too (it indexes the import for search): wait for its lock as it does.
+    await db.execute("pragma busy_timeout = 5000");
     const huge = nestedList(3000);
     expect(huge.length).toBeGreaterThan(9_000_000);
     await db.execute({ sql: "update messages set content = ? where content = 'LONG-PLACEHOLDER'", args: [huge] });

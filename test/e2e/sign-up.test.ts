@@ -52,6 +52,8 @@ describe.skipIf(!hasChromium)("signing up by invite, past Cloudflare Turnstile",
       env: { SIGN_UP: "invite", TURNSTILE_SITE_KEY: "1x00000000000000000000AA", TURNSTILE_SECRET_KEY: SECRET, TURNSTILE_VERIFY_URL: siteverify.url },
     });
     const db = createClient({ url: stack.server.databaseUrl });
+    // Beside the running server, which may be writing: wait for its lock as it does.
+    await db.execute("pragma busy_timeout = 5000");
     const hash = createHash("sha256").update("GREEN-THUMB").digest("hex");
     await db.execute({ sql: "insert into invites (id, code_hash, uses_left, expires_at, plan_id, note, created_by, created_at) values ('inv_e2e', ?, 1, null, null, 'e2e', null, ?)", args: [hash, Date.now()] });
     db.close();
