@@ -76,10 +76,11 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     page.on("response", async (r) => {
       const path = new URL(r.url()).pathname;
       if (path === "/chat/send" || path === "/auth/refresh" || path === "/auth/session") seen.push(`${path} ${r.status()}`);
-      if (path === "/auth/session" && r.ok()) issued = `Bearer ${((await r.json()) as { accessToken: string }).accessToken}`;
+      // The token the page holds: the sign-in's, or a renewal's.
+      if ((path === "/auth/session" || path === "/auth/refresh") && r.ok()) issued = `Bearer ${((await r.json()) as { accessToken: string }).accessToken}`;
     });
     await logInLocally(page, "uma");
-    await eventually("the token has expired on the server", async () => issued !== undefined && !(await accepted(stack, issued)));
+    await eventually("the page's token has expired on the server", async () => issued !== undefined && !(await accepted(stack, issued)));
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("after the token expired");
     await composer.press("Enter");
@@ -87,7 +88,7 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
     await eventually("the exchange seen", async () => seen.includes("/chat/send 200"));
     // A browser that never signed in has no session to restore: the page does not ask for one
     // before signing in. On a slow run the client's own renewal (due ~17 s after sign-in by its
-    // clock) may come before the message: that token expires too, and the 401 path is the same.
+    // clock) may come before the message: the wait above is then for the renewed token.
     expect(seen[0]).toBe("/auth/session 200");
     expect(seen.slice(-3)).toEqual(["/chat/send 401", "/auth/refresh 200", "/chat/send 200"]);
     expect(seen.slice(1, -3).every((s) => s === "/auth/refresh 200")).toBe(true);
