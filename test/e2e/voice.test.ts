@@ -4,7 +4,11 @@ import { chromiumPath, hasChromium } from "./support/chromium";
 import { logInLocally, startStack, type Stack } from "./support/stack";
 
 let refusing: Promise<Browser> | undefined;
-/** A Chromium that asks nobody (no fake permission prompt) and was granted nothing: it refuses the microphone. One for the file. */
+/**
+ * A Chromium that asks nobody (no fake permission prompt) and was granted nothing: it refuses
+ * the microphone. One for the file. The full browser, not the headless shell the other tests
+ * share: the shell's own speech recognition never answers, so it could not refuse.
+ */
 function refusingBrowser(): Promise<Browser> {
   refusing ??= chromium.launch({ executablePath: chromiumPath, headless: true, args: ["--no-sandbox", "--use-fake-device-for-media-stream"] });
   return refusing;

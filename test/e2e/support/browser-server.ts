@@ -4,20 +4,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import type { TestProject } from "vitest/node";
-import { chromiumPath, hasChromium } from "./chromium";
+import { hasChromium, testBrowserPath } from "./chromium";
 
 /**
- * One headless Chromium for the whole browser project: each test file connects to it
- * (startStack) and works in contexts of its own, which share nothing. Launching one per
- * stack cost every file a second or more. Its fake microphone plays a spoken sentence made
- * with espeak-ng (silence where espeak-ng is missing).
+ * One headless Chromium (its headless shell where installed: ./chromium.ts) for the whole
+ * browser project: each test file connects to it (startStack) and works in contexts of its
+ * own, which share nothing. Launching one per stack cost every file a second or more. Its
+ * fake microphone plays a spoken sentence made with espeak-ng (silence where espeak-ng is
+ * missing).
  */
 export default async function setup(project: TestProject) {
   if (!hasChromium) return;
   const dir = mkdtempSync(join(tmpdir(), "e2e-voice-"));
   const audio = speechWav(join(dir, "speech.wav"));
   const server = await chromium.launchServer({
-    executablePath: chromiumPath,
+    executablePath: testBrowserPath,
     headless: true,
     args: [
       "--no-sandbox",
