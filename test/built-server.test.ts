@@ -5,13 +5,13 @@ import { buildServerIfNeeded } from "../scripts/build-server.mjs";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 
 // `npm start` runs dist/server.js, bundled ahead of time by its prestart hook: the server and
-// its database thread as plain JavaScript on plain Node (startServerProcess fails any import
-// of tsx), finding migrations/ and web/dist where the sources do.
+// its database thread as plain JavaScript on plain Node (started here with a hook that fails
+// any import of tsx), finding migrations/ and web/dist where the sources do.
 
 let server: ServerProcess;
 beforeAll(async () => {
   await buildServerIfNeeded();
-  server = await startServerProcess();
+  server = await startServerProcess({}, { forbidTsx: true });
 }, 120_000);
 afterAll(() => server?.close());
 

@@ -19,11 +19,14 @@ export interface ServerProcess {
 
 /**
  * The entry as `npm start` runs it: the bundle in dist/ (built by the test run's global setup,
- * test/support/build-server.ts; see scripts/build-server.mjs), with a module hook that fails
- * any import of tsx, in every thread: the built server must run on plain Node. It starts in
- * a second where `tsx src/server.ts` took five, at a third of the CPU.
+ * test/support/build-server.ts; see scripts/build-server.mjs). It starts in a second where
+ * `tsx src/server.ts` took five, at a third of the CPU. With `forbidTsx`, a module hook fails
+ * any import of tsx, in every thread: the built server must run on plain Node
+ * (test/built-server.test.ts). Only there: the hook's loader thread cost every start about
+ * 0.5 s of CPU (1.7 s instead of 1.2).
  */
-export function serverEntryArgs(): string[] {
+export function serverEntryArgs({ forbidTsx = false } = {}): string[] {
+  if (!forbidTsx) return ["--enable-source-maps", "dist/server.js"];
   const hook = `export async function resolve(specifier, context, next) { if (specifier === "tsx" || specifier.startsWith("tsx/")) throw new Error("the built server imported " + specifier); return next(specifier, context); }`;
   const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
   return ["--enable-source-maps", "--import", `data:text/javascript,${encodeURIComponent(register)}`, "dist/server.js"];
@@ -40,6 +43,8 @@ export async function startServerProcess(
   options: {
     /** A data folder to serve from (a restart: the same database and keys), which `close` then leaves in place. */
     dataDir?: string;
+    /** Fail any import of tsx (serverEntryArgs). */
+    forbidTsx?: boolean;
   } = {},
 ): Promise<ServerProcess> {
   const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), "plant-chat-server-"));
@@ -50,7 +55,7 @@ export async function startServerProcess(
   // Its stderr goes into the stdout pipe (the shell's 2>&1, then exec): one stream, in the
   // order written, so that what it logged before "listening" is all there once that is.
   // Read from two pipes, a warning could arrive after the line that ends the wait.
-  const child: ChildProcess = spawn("sh", ["-c", 'exec "$0" "$@" 2>&1', process.execPath, ...serverEntryArgs()], {
+  const child: ChildProcess = spawn("sh", ["-c", 'exec "$0" "$@" 2>&1', process.execPath, ...serverEntryArgs(options)], {
     cwd: ROOT,
     env: { ...inherited, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: databaseUrl, LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "inherit"],
