@@ -46,7 +46,6 @@ export default defineConfig({
         },
       },
       "./test/worker/vitest.config.ts",
-      "./test/worker/vitest.new-isolate.config.ts",
       {
         test: {
           name: "browser",

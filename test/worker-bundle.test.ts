@@ -2,14 +2,14 @@
 // [alias] stand-ins from src/platform/worker/ in place of zod's locale tables and of unpdf's
 // pdf.js, which is a module of its own), checked where the workerd project cannot: its
 // gzipped size against the budgets in BENCHMARKS.md, and, run in workerd, its OpenAPI
-// document against the one the Node server builds with all of zod, and a PDF's text read
-// through the separate pdf.js module.
+// document against the one the Node server builds with all of zod, a PDF's text read
+// through the separate pdf.js module, and what a brand-new isolate does at its first request.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
-import { SignJWT } from "jose";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, OPENAPI_DOCUMENT } from "../src/app";
@@ -55,6 +55,7 @@ const root = resolve(import.meta.dirname, "..");
 const SECRET = "a-secret-of-at-least-32-characters!";
 const dir = mkdtempSync(join(tmpdir(), "worker-bundle-"));
 let mf: Miniflare | undefined;
+let fresh: Miniflare | undefined;
 
 beforeAll(() => {
   // An empty assets directory stands in for web/dist, which the bundle does not contain.
@@ -68,6 +69,7 @@ beforeAll(() => {
 
 afterAll(async () => {
   await mf?.dispose();
+  await fresh?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -76,6 +78,34 @@ function gzippedModules(): Map<string, number> {
   const out = join(dir, "out");
   const files = readdirSync(out, { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && /\.m?js$/.test(f.name));
   return new Map(files.map((f) => [relative(out, join(f.parentPath, f.name)), gzipSync(readFileSync(join(f.parentPath, f.name)), { level: 9 }).length / 1024]));
+}
+
+/** The deployed bundle in a workerd of its own, as wrangler uploads it (pdf.js a module beside the entry). */
+function bundleInWorkerd(bindings: Record<string, string>): Miniflare {
+  const wrangler = readFileSync(join(root, "wrangler.toml"), "utf8");
+  return new Miniflare({
+    modules: true,
+    scriptPath: join(dir, "out", "worker.js"),
+    modulesRoot: join(dir, "out"),
+    compatibilityDate: /compatibility_date = "([^"]+)"/.exec(wrangler)![1]!,
+    compatibilityFlags: ["nodejs_compat"],
+    modulesRules: [{ type: "ESModule", include: ["**/pdfjs-module.mjs"] }],
+    d1Databases: ["DB"],
+    r2Buckets: ["ATTACHMENTS"],
+    bindings: { LOG_LEVEL: "error", ...bindings },
+  });
+}
+
+/** Applies migrations/ to the Worker's D1 database, as `wrangler d1 migrations apply` does. */
+async function migrate(worker: Miniflare) {
+  const db = await worker.getD1Database("DB");
+  const statements = readdirSync(join(root, "migrations"))
+    .filter((f) => f.endsWith(".sql"))
+    .sort()
+    .flatMap((f) => readFileSync(join(root, "migrations", f), "utf8").split("--> statement-breakpoint"))
+    .filter((s) => s.trim());
+  await db.batch(statements.map((s) => db.prepare(s)));
+  return db;
 }
 
 describe("the deployed Worker bundle", () => {
@@ -93,19 +123,7 @@ describe("the deployed Worker bundle", () => {
   });
 
   it("serves the same OpenAPI document as the Node server", async () => {
-    const wrangler = readFileSync(join(root, "wrangler.toml"), "utf8");
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: join(dir, "out", "worker.js"),
-      modulesRoot: join(dir, "out"),
-      compatibilityDate: /compatibility_date = "([^"]+)"/.exec(wrangler)![1]!,
-      compatibilityFlags: ["nodejs_compat"],
-      // The additional module, as wrangler uploads it beside the entry.
-      modulesRules: [{ type: "ESModule", include: ["**/pdfjs-module.mjs"] }],
-      d1Databases: ["DB"],
-      r2Buckets: ["ATTACHMENTS"],
-      bindings: { AUTH_HS256_SECRET: SECRET, AUTH_AUDIENCE: "plant-chat-test", LOG_LEVEL: "error" },
-    });
+    mf = bundleInWorkerd({ AUTH_HS256_SECRET: SECRET, AUTH_AUDIENCE: "plant-chat-test" });
     const res = await mf.dispatchFetch("http://worker.test/openapi.json");
     expect(res.status).toBe(200);
     const served = await res.json();
@@ -116,13 +134,7 @@ describe("the deployed Worker bundle", () => {
   }, 30_000);
 
   it("reads a PDF's text through pdf.js, loaded as its own module when the first PDF arrives", async () => {
-    const db = await mf!.getD1Database("DB");
-    const statements = readdirSync(join(root, "migrations"))
-      .filter((f) => f.endsWith(".sql"))
-      .sort()
-      .flatMap((f) => readFileSync(join(root, "migrations", f), "utf8").split("--> statement-breakpoint"))
-      .filter((s) => s.trim());
-    await db.batch(statements.map((s) => db.prepare(s)));
+    await migrate(mf!);
     const token = await new SignJWT({ name: "pdf" })
       .setProtectedHeader({ alg: "HS256" })
       .setSubject("user:pdf")
@@ -138,5 +150,57 @@ describe("the deployed Worker bundle", () => {
     });
     expect(res.status, await res.clone().text()).toBe(201);
     expect(await res.json()).toMatchObject({ type: "application/pdf", kind: "document", pages: 1, chars: 26 });
+  }, 30_000);
+
+  // Ended stays ended in the Worker: a session another isolate ended and a sign-in method
+  // another isolate removed are rows in D1, which an isolate that never saw them reads before
+  // its first request with a token. (test/worker/ended.test.ts covers the isolate that ends
+  // them; its files share one isolate, so the new one is made here.)
+  it("in a new isolate, refuses at its first request a session another isolate ended and a sign-in method another removed", async () => {
+    const idp = await generateKeyPair("ES256", { extractable: true });
+    const sessionKey = { ...(await exportJWK((await generateKeyPair("ES256", { extractable: true })).privateKey)), kid: "bundle-test-session" };
+    const issuer = "https://idp.test/";
+    fresh = bundleInWorkerd({
+      AUTH_PUBLIC_KEY: JSON.stringify({ ...(await exportJWK(idp.publicKey)), alg: "ES256" }),
+      AUTH_ISSUER: issuer,
+      AUTH_AUDIENCE: "plant-chat-bundle-test",
+      SESSION_SIGNING_KEY: JSON.stringify(sessionKey),
+    });
+    const db = await migrate(fresh);
+    const now = Date.now();
+    // What the isolate that ended the session wrote beside deleting it.
+    await db
+      .prepare("insert into ended_sessions (session_id, user_id, reason, ended_at, tokens_expire_at) values (?, ?, 'signed-out', ?, ?)")
+      .bind("ses_elsewhere_000000000000", "usr_elsewhere_0000000000", now, now + 15 * 60_000 + 5000)
+      .run();
+    // What removing the identity that made an account leaves: its row, with no account.
+    await db
+      .prepare("insert into identities (id, user_id, issuer, subject, own_id, label, created_at) values ('idn_removed_00000000000000', null, ?, 'user:removed-elsewhere', 1, 'x', ?)")
+      .bind(issuer, now)
+      .run();
+
+    // An access token of that session, signed with the Worker's own session key, as POST /auth/session issues them.
+    const sessionToken = await new SignJWT({ sid: "ses_elsewhere_000000000000", method: "wallet" })
+      .setProtectedHeader({ alg: "ES256", kid: sessionKey.kid, typ: "at+jwt" })
+      .setIssuer("https://worker.test")
+      .setAudience("https://worker.test")
+      .setSubject("usr_elsewhere_0000000000")
+      .setIssuedAt()
+      .setExpirationTime("15m")
+      .sign(sessionKey);
+    const ended = await fresh.dispatchFetch("https://worker.test/me", { headers: { Authorization: `Bearer ${sessionToken}` } });
+    expect(ended.status).toBe(401);
+    expect(((await ended.json()) as { message: string }).message).toMatch(/session has ended/);
+
+    const idpToken = await new SignJWT({ name: "removed-elsewhere" })
+      .setProtectedHeader({ alg: "ES256" })
+      .setIssuer(issuer)
+      .setAudience("plant-chat-bundle-test")
+      .setSubject("user:removed-elsewhere")
+      .setExpirationTime("10m")
+      .sign(idp.privateKey);
+    const removed = await fresh.dispatchFetch("https://worker.test/plants", { headers: { Authorization: `Bearer ${idpToken}` } });
+    expect(removed.status).toBe(401);
+    expect(((await removed.json()) as { message: string }).message).toMatch(/removed from its account/);
   }, 30_000);
 });

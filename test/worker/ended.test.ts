@@ -5,9 +5,9 @@ import { createSiweMessage } from "viem/siwe";
 import { describe, expect, it, vi } from "vitest";
 import { call, signIn } from "./support";
 
-// Ended stays ended in the Worker (issue 24). Each test file runs in an isolate of its own,
-// so the first test here is a new isolate meeting what other isolates left in D1: a session
-// they ended and a sign-in method they removed. Neither may work here, at the first request.
+// Ended stays ended in the Worker (issue 24), in the isolate that ends a session or removes a
+// sign-in method. This project's files share one isolate; a new isolate meeting what others
+// left in D1 is tested on the deployed bundle, in a workerd of its own (test/worker-bundle.test.ts).
 
 const ORIGIN = "https://worker.test";
 const json = { "Content-Type": "application/json" };

@@ -69,8 +69,6 @@ export default defineConfig({
   test: {
     name: "workerd",
     include: ["./**/*.test.ts"],
-    // Run in an isolate of its own (vitest.new-isolate.config.ts): it needs one no other file has used.
-    exclude: ["./new-isolate.test.ts"],
     setupFiles: ["./apply-migrations.ts"],
     // As the Node project's: vitest's 5 s default is too short for a test of several requests
     // through workerd on a 2-core machine running the other projects beside it.
