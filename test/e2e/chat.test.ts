@@ -171,6 +171,17 @@ describe.skipIf(!hasChromium)("chatting", () => {
     expect(options.some((o) => o.includes("unavailable"))).toBe(false);
     // After a few replies the picker shows svc-70b's speed as measured on this server.
     for (const text of ["one", "two", "three"]) await sendAndWait(page, text);
+    // The server reads the measured speeds again at most every 10 s (GET /models' cache,
+    // shared by everyone): waits for its answer to carry a measured rate, then reloads.
+    await expect
+      .poll(
+        async () => {
+          const models = (await (await fetch(`${stack.url}/models`)).json()) as Array<{ id: string; measured: { tokensPerSecond: number | null } }>;
+          return models.find((m) => m.id === "svc-70b")?.measured.tokensPerSecond ?? null;
+        },
+        { interval: 250 },
+      )
+      .not.toBeNull();
     await page.reload();
     await page.getByText(/^\d+ tok\/s · (first word in .+ · )?1 credit a message$/).waitFor();
     const measured = (await picker.getByRole("option").allTextContents()).find((o) => o.startsWith("Service 70B"));
