@@ -220,6 +220,9 @@ describe.skipIf(!hasChromium)("settings", () => {
     await page.getByRole("link", { name: /Pia Plantlover/ }).waitFor();
 
     await page.goto("/settings/profile");
+    // The form shows disabled and unticked until the profile arrives, and Playwright's
+    // uncheck() returns at once on an unticked box: waits for the saved, ticked one.
+    await page.getByRole("checkbox", { name: /Voice input/, checked: true, disabled: false }).waitFor();
     await voice.uncheck();
     await eventually("saved", async () => !(await voice.isChecked()));
     await page.getByRole("link", { name: "New chat" }).click();

@@ -34,10 +34,13 @@ async function expectHowToAllowTheMicrophone(stack: Stack, name: string) {
   }
 }
 
-/** Voice input is a profile preference, on for a new user; this makes sure of it. */
+/**
+ * Voice input is a profile preference, on for a new user; this makes sure of it. (The box
+ * shows disabled and unticked until the profile arrives: it is ticked once enabled.)
+ */
 async function voiceOn(page: Page) {
   await page.goto("/settings/profile");
-  await page.getByRole("checkbox", { name: /Voice input/ }).check();
+  await page.getByRole("checkbox", { name: /Voice input/, disabled: false }).check();
   await page.getByRole("link", { name: "New chat" }).click();
   await page.getByRole("button", { name: "Send" }).waitFor();
 }
@@ -55,7 +58,7 @@ describe.skipIf(!hasChromium)("voice input with a speech-to-text provider", () =
     const page = await context.newPage();
     await logInLocally(page, "uma");
     await page.goto("/settings/profile");
-    await page.getByRole("checkbox", { name: /Voice input/ }).check();
+    await page.getByRole("checkbox", { name: /Voice input/, disabled: false }).check();
     await page.getByRole("link", { name: "New chat" }).click();
     await page.getByRole("button", { name: "Dictate a message" }).click();
     const stop = page.getByRole("button", { name: "Stop dictation" });
