@@ -1,6 +1,6 @@
 // Builds the Node server into dist/, the JavaScript `npm start` runs: src/server.ts and the
-// database thread's entry, each bundled by esbuild with the packages it uses (but for the
-// three left in node_modules, see EXTERNAL).
+// database thread's entry, each bundled by esbuild with the packages it uses (but for
+// libSQL's and unpdf, left in node_modules: see EXTERNAL).
 //   node scripts/build-server.mjs               builds
 //   node scripts/build-server.mjs --if-needed   builds only when dist/ is missing, older than
 //                                               src/, schema/ or this script, or built against
