@@ -65,7 +65,9 @@ const accountFields = {
   suspendedAt: users.suspendedAt,
   suspendedReason: users.suspendedReason,
   granted: sql<number>`${users.grantedCredits} - coalesce((select g.used from credit_days g where g.user_id = users.id and g.day = ${GRANT_DAY}), 0)`,
-  keyUsed: keyCreditsUsed(sql.placeholder("keyId")),
+  // Summed only for a key with a daily limit, the one case a refusal names it: a sum over
+  // the key's events of the day would otherwise grow with every message the key sends.
+  keyUsed: sql<number>`case when ${sql.placeholder("keyLimit")} is null then 0 else ${keyCreditsUsed(sql.placeholder("keyId"))} end`,
   calls: callsThisMinute(),
 };
 
@@ -270,7 +272,7 @@ function addOpeningSteps(
   // Where the day's allowance did not cover it, the granted credits, the same way.
   const grantDebited = batch.add(bind(shape.grantDebit, values, firstRow((row) => row.used as number)));
   batch.add(bind(shape.grantHold, holdValues));
-  const account = batch.add(bind(prepared.account, { userId, day, keyId: values.keyId, dayStart: values.dayStart, minute: values.minute }, firstRow(accountOf)));
+  const account = batch.add(bind(prepared.account, { userId, day, keyId: values.keyId, keyLimit: values.keyLimit, dayStart: values.dayStart, minute: values.minute }, firstRow(accountOf)));
   const claimRead = claim && batch.add(readClaimStep(db, claim));
   return { debited, grantDebited, account, claim: claimRead };
 }
