@@ -14,6 +14,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { loadOrCreateLocalKey, localKeyFile, sessionKeyFile } from "../src/platform/node/local-login-key";
+import { applyLocalD1Migrations } from "./local-d1-migrations";
 
 const args = process.argv.slice(2);
 // This project's wrangler, run by node directly: npx took seconds to find it.
@@ -25,8 +26,14 @@ const run = (cmd: string[]) => {
 
 // The database `wrangler dev` will open: the default .wrangler/state, or --persist-to's.
 const persistAt = args.findIndex((a) => a === "--persist-to" || a.startsWith("--persist-to="));
-const persistTo = persistAt < 0 ? [] : args[persistAt]!.includes("=") ? [args[persistAt]!] : args.slice(persistAt, persistAt + 2);
-run(["d1", "migrations", "apply", "DB", "--local", ...persistTo]);
+const persistTo = persistAt < 0 ? undefined : args[persistAt]!.includes("=") ? args[persistAt]!.split("=")[1] : args[persistAt + 1];
+try {
+  const applied = await applyLocalD1Migrations(persistTo);
+  console.log(applied.length ? `Applied ${applied.length} migrations to the local D1 database: ${applied.join(", ")}` : "The local D1 database is up to date.");
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(1);
+}
 
 const configuresAuth =
   args.some((a) => a.includes("AUTH_")) || (existsSync(".dev.vars") && /^AUTH_/m.test(readFileSync(".dev.vars", "utf8")));

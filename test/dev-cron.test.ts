@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildWebIfNeeded } from "../web/scripts/build-if-needed.mjs";
+import { migrationFiles } from "../scripts/local-d1-migrations";
 import { pdf } from "./support/files";
 import { devStateDir, startDevProcess, wrangler, type DevProcess } from "./support/dev-process";
 
@@ -57,7 +58,11 @@ describe("the cron trigger under npm run dev", () => {
     expect(JSON.parse(logged!)).toMatchObject({ indexedSearchEntries: 1, day: new Date().toISOString().slice(0, 10) });
 
     await dev.stop();
-    const [pending, indexed] = d1("select count(*) as n from search_pending; select count(*) as n from search_fts where search_fts match 'monstera'");
+    const [pending, indexed, migrations] = d1(
+      "select count(*) as n from search_pending; select count(*) as n from search_fts where search_fts match 'monstera'; select name from d1_migrations order by id",
+    );
     expect([pending!.results, indexed!.results]).toEqual([[{ n: 0 }], [{ n: 1 }]]);
-  }, 180_000); // wrangler dev starts workerd and applies the migrations first: tens of seconds on a busy machine
+    // Each file applied is recorded where `wrangler d1 migrations apply` looks, so that it applies none twice.
+    expect(migrations!.results).toEqual(migrationFiles().map(({ name }) => ({ name })));
+  }, 180_000); // wrangler dev starts workerd after the migrations: seconds, more on a busy machine
 });

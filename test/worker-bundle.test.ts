@@ -12,6 +12,7 @@ import { gzipSync } from "node:zlib";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrationFiles } from "../scripts/local-d1-migrations";
 import { createApp, OPENAPI_DOCUMENT } from "../src/app";
 import { fileForm, pdf } from "./support/files";
 
@@ -96,15 +97,10 @@ function bundleInWorkerd(bindings: Record<string, string>): Miniflare {
   });
 }
 
-/** Applies migrations/ to the Worker's D1 database, as `wrangler d1 migrations apply` does. */
+/** Applies migrations/ to the Worker's D1 database. */
 async function migrate(worker: Miniflare) {
   const db = await worker.getD1Database("DB");
-  const statements = readdirSync(join(root, "migrations"))
-    .filter((f) => f.endsWith(".sql"))
-    .sort()
-    .flatMap((f) => readFileSync(join(root, "migrations", f), "utf8").split("--> statement-breakpoint"))
-    .filter((s) => s.trim());
-  await db.batch(statements.map((s) => db.prepare(s)));
+  await db.batch(migrationFiles().flatMap((m) => m.statements.map((s) => db.prepare(s))));
   return db;
 }
 
