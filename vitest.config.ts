@@ -59,7 +59,7 @@ export default defineConfig({
           // state in a module (each starts its own stack). Ten of these files on 2 cores:
           // 104 s instead of 119 s, 115 s of CPU instead of 139.
           isolate: false,
-          globalSetup: ["./test/support/build-server.ts", "./test/e2e/support/build-client.ts", "./test/e2e/support/browser-server.ts"],
+          globalSetup: ["./test/support/build-server.ts", "./test/e2e/support/build-client.ts", "./test/e2e/support/fake-microphone.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // expect.poll gives up after 1 s by default: too soon for a page on a busy machine.

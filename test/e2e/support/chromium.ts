@@ -15,3 +15,16 @@ export const hasChromium = existsSync(chromiumPath);
  */
 const headlessShellPath = process.env.CHROMIUM_HEADLESS_SHELL_PATH ?? "/usr/bin/chromium-headless-shell";
 export const testBrowserPath = existsSync(headlessShellPath) ? headlessShellPath : chromiumPath;
+
+/** The test browser's switches; `fakeAudioFile` is what its fake microphone plays (none: silence). */
+export function testBrowserArgs(fakeAudioFile: string): string[] {
+  return [
+    "--no-sandbox",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+    ...(fakeAudioFile ? [`--use-file-for-fake-audio-capture=${fakeAudioFile}`] : []),
+    // Nothing leaves the machine (an identity provider's login page asks for a web font):
+    // every name but the loopback's fails to resolve.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+  ];
+}

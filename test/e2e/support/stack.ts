@@ -2,6 +2,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { inject } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream";
 import { startServerProcess, type ServerProcess } from "../../support/server-process";
+import { testBrowserArgs, testBrowserPath } from "./chromium";
 import type { OidcProvider } from "./oidc-provider";
 
 /** The avatar host the stack allows (AVATAR_HOSTS), as the OpenID provider's pictures name it. */
@@ -17,11 +18,25 @@ export interface Stack {
   upstream: FakeUpstream;
   server: ServerProcess;
   oidc?: OidcProvider;
-  /** The browser project's one Chromium (test/e2e/support/browser-server.ts), connected to for this stack. */
+  /** The worker's Chromium (workerBrowser), which this stack's contexts are made in. */
   browser: Browser;
   /** A fresh browser profile (no storage) whose requests stay on loopback. */
   newContext(options?: { width?: number; height?: number; colorScheme?: "light" | "dark" }): Promise<BrowserContext>;
   close(): Promise<void>;
+}
+
+let launched: Promise<Browser> | undefined;
+/**
+ * The worker's headless Chromium, launched at its first stack and kept for the files the
+ * worker runs after it (they share modules: vitest.config.ts); each stack works in contexts of
+ * its own, which share nothing, and closes them. Launched here, Playwright's server runs in
+ * this process beside its client. One Chromium for the run, in vitest's own process with a
+ * WebSocket to each worker, cost more: the browser project took 239 s and its vitest
+ * processes 74 CPU-s, against 210 s and 56 CPU-s this way (2 cores, one run each).
+ */
+function workerBrowser(): Promise<Browser> {
+  launched ??= chromium.launch({ executablePath: testBrowserPath, headless: true, args: testBrowserArgs(inject("fakeAudioFile")) });
+  return launched;
 }
 
 /**
@@ -60,7 +75,8 @@ export async function startStack(
     ...(typeof options.env === "function" ? options.env(upstream) : options.env),
   }, { dataDir: options.dataDir });
   oidc?.configure(server.url);
-  const browser = await chromium.connect(inject("chromiumEndpoint"));
+  const browser = await workerBrowser();
+  const contexts = new Set<BrowserContext>();
   return {
     url: server.url,
     upstream,
@@ -69,16 +85,17 @@ export async function startStack(
     browser,
     async newContext({ width = 1280, height = 800, colorScheme = "light" } = {}) {
       const context = await browser.newContext({ baseURL: server.url, viewport: { width, height }, colorScheme });
+      contexts.add(context);
       // Stands in for the identity provider's picture host: a 2x2 PNG for any path. Only
       // where there is a provider: a route makes Playwright see every request of the
-      // context and turns off its HTTP cache. (Other hosts do not resolve: browser-server.ts.)
+      // context and turns off its HTTP cache. (Other hosts do not resolve: chromium.ts's testBrowserArgs.)
       if (oidc) await context.route(`https://${AVATAR_HOST}/**`, (route) => route.fulfill({ contentType: "image/png", body: AVATAR_PNG }));
       await context.grantPermissions(["microphone", "clipboard-read", "clipboard-write"], { origin: server.url });
       return context;
     },
     async close() {
-      // Closes this stack's contexts and the connection; the browser serves the other files.
-      await browser.close();
+      // Closes this stack's contexts; the browser serves the worker's other files.
+      await Promise.all([...contexts].map((c) => c.close()));
       await server.close();
       await oidc?.close();
       await upstream.close();
