@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { usageEvents } from "../schema/index";
+import { creditDays, usageEvents } from "../schema/index";
 import { userIdFor } from "../src/platform/auth/identity";
 import { TITLE_INSTRUCTIONS } from "../src/features/chat/titles";
 import { parseConfig } from "../src/platform/config";
@@ -182,6 +182,15 @@ describe("POST /contexts/{id}/messages/{messageId}/regenerate", () => {
     await expectError(await regenerate(await h.signIn("stranger"), c.contextId, c.a1), 404, undefined, "context_not_found");
     await expectError(await regenerate(token, "ctx_nope", c.a1), 404, undefined, "context_not_found");
     expect(await creditsUsed(token)).toBe(used);
+  });
+
+  it("with the day's credits used up, is refused for the credits, not as a reply that answers nothing", async () => {
+    const token = await h.signIn("regenerate-broke");
+    const c = await conversation(token);
+    const { id } = await ok<{ id: string }>(h.request("/me", { token }));
+    await h.db.update(creditDays).set({ used: 100 }).where(eq(creditDays.userId, id));
+    await expectError(await regenerate(token, c.contextId, c.a2), 402, /insufficient credits: all 100 of today's credits are used/, "credits_used_up");
+    await expectError(await send(token, { message: "q3", contextId: c.contextId, parentId: c.a1 }), 402, /insufficient credits/, "credits_used_up");
   });
 
   it("refunds when the model fails, and stores nothing", async () => {

@@ -56,7 +56,10 @@ export type BranchEnd =
 
 const historyFields = { id: sql<string>`id`, role: sql<ChatMessage["role"]>`role`, content: sql<string>`content`, attachments: sql<string | null>`attachments` };
 const contextFields = { updatedAt: contexts.updatedAt, instructions: contexts.instructions };
-const replyFields = { role: messages.role, parentRole: sql<string | null>`(select q.role from ${messages} q where q.id = ${messages.parentId})` };
+// The parent's id named with its table: drizzle writes a column of the selected table bare
+// ("parent_id"), which inside this subquery would be q's own parent_id, a comparison no row
+// meets, made by reading the whole messages table for every message that names its parent.
+const replyFields = { role: messages.role, parentRole: sql<string | null>`(select q.role from ${messages} q where q.id = ${messages}.parent_id)` };
 
 /** The statements of a chat in a context, built once per handle (see perDb) and bound per message. */
 const branchStatements = perDb((db) => {
