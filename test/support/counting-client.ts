@@ -11,7 +11,12 @@ export class CountingClient implements Client {
 
   constructor(
     private readonly inner: Client,
-    private readonly options: { /** Told each statement's SQL that `execute` runs. */ onExecute?(sql: string): void } = {},
+    private readonly options: {
+      /** Told each statement's SQL that `execute` runs. */
+      onExecute?(sql: string): void;
+      /** Told each statement's SQL that `execute` or `batch` runs. */
+      onStatement?(sql: string): void;
+    } = {},
   ) {}
 
   /** Round trips so far. */
@@ -30,11 +35,13 @@ export class CountingClient implements Client {
   execute(stmt: InStatement, args?: InArgs): Promise<ResultSet> {
     this.#trips++;
     this.options.onExecute?.(typeof stmt === "string" ? stmt : stmt.sql);
+    this.options.onStatement?.(typeof stmt === "string" ? stmt : stmt.sql);
     return args === undefined ? this.inner.execute(stmt) : this.inner.execute(stmt as string, args);
   }
 
   batch(stmts: Array<InStatement | [string, InArgs?]>, mode?: TransactionMode): Promise<ResultSet[]> {
     this.#trips++;
+    for (const stmt of stmts) this.options.onStatement?.(typeof stmt === "string" ? stmt : Array.isArray(stmt) ? stmt[0] : stmt.sql);
     return this.inner.batch(stmts, mode);
   }
 

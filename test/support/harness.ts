@@ -68,6 +68,8 @@ export async function createHarness(
     workersAi?: WorkersAiBinding;
     /** Offer a local Ollama's models at this address, as the Node server does on first run. */
     localOllama?: string;
+    /** Told the SQL of each statement the app sends. */
+    onStatement?(sql: string): void;
   } = {},
 ): Promise<Harness> {
   const idp = await startIdentityProvider();
@@ -94,7 +96,7 @@ export async function createHarness(
   });
   // The same database, through a client that counts its round trips.
   const { client, settled } = node;
-  const counting = new CountingClient(client);
+  const counting = new CountingClient(client, { onStatement: options.onStatement });
   const db = dbFromLibsql(counting);
   const deps: Deps = { ...node.deps, db };
   const roundTrips = () => counting.trips;
