@@ -5,7 +5,8 @@ import { hex } from "../../platform/encoding";
 import { contexts } from "../../../schema/index";
 import { isoTime } from "../../platform/stored-time";
 
-// The search tables live in migrations/ (0002_search_owner.sql, 0004_search_pending.sql),
+// The search tables live in migrations/ (0002_search_owner.sql, 0004_search_pending.sql,
+// 0021_search_pending_owner.sql),
 // not in schema/: drizzle-kit cannot describe an FTS5 virtual table, and triggers write
 // the entries. Entries are indexed in bulk, off the chat path: a new one waits in
 // search_pending until a search by its owner, or the background job, indexes it.
@@ -19,7 +20,7 @@ const searchDocs = sqliteTable("search_docs", {
   createdAt: integer({ mode: "timestamp_ms" }).notNull(),
 });
 const searchFts = sqliteTable("search_fts", { rowid: integer(), ownerKey: text(), body: text() });
-const searchPending = sqliteTable("search_pending", { id: integer().primaryKey() });
+const searchPending = sqliteTable("search_pending", { id: integer().primaryKey(), userId: text() });
 
 /** Longest `q` accepted, in characters, and the most words it may hold. */
 export const MAX_QUERY_LENGTH = 200;
@@ -88,11 +89,12 @@ export const INDEX_BATCH = 2_000;
  * see the same entries, and no entry is indexed twice.
  */
 function indexPendingStatements(db: Db, scope: { userId: string } | { limit: number }) {
-  // Walks the waiting list (short) and looks each entry up by its key; a join would let
-  // SQLite walk the owner's entries instead (all of them: 70 ms at 100,000 messages).
+  // The owner's waiting entries through their index (migrations/0021): not the owner's
+  // entries (all of them: 70 ms at 100,000 messages), nor everyone's waiting ones, which on
+  // Workers are all written since the daily job.
   const waiting =
     "userId" in scope
-      ? sql`select ${searchPending.id} from ${searchPending} where exists (select 1 from ${searchDocs} where ${searchDocs.id} = ${searchPending.id} and ${searchDocs.userId} = ${scope.userId})`
+      ? sql`select ${searchPending.id} from ${searchPending} where ${searchPending.userId} = ${scope.userId}`
       : sql`select ${searchPending.id} from ${searchPending} order by ${searchPending.id} limit ${scope.limit}`;
   return [
     db.insert(searchFts).select(
