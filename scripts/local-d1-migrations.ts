@@ -2,7 +2,7 @@
 // bookkeeping as `wrangler d1 migrations apply DB --local`: a row in d1_migrations for each
 // file applied, the file and its row in one batch, the files in order, those already applied
 // skipped. wrangler's command starts a Miniflare (a workerd process) for each file and two
-// more to read and create its table: 14 s and 16 s of CPU for this project's 21 files on a
+// more to read and create its table: 14 s and 16 s of CPU for this project's 21 files (then) on a
 // 2-core machine. Here one Miniflare does it all, through wrangler's getPlatformProxy (the
 // bindings as `wrangler dev` sees them, from wrangler.toml and the same persistence folder).
 import { readdirSync, readFileSync } from "node:fs";
