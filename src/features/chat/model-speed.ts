@@ -1,4 +1,4 @@
-import { gte, lt, sql } from "drizzle-orm";
+import { lt, sql } from "drizzle-orm";
 import { bind, perDb, template, type Db, type Step } from "../../platform/db";
 import { timeOrderedId } from "../../platform/encoding";
 import type { SpeedLabel } from "../../platform/models/catalog";
