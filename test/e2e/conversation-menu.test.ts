@@ -50,6 +50,8 @@ describe.skipIf(!hasChromium)("the open conversation's menu in the top bar", () 
       await page.getByRole("button", { name: "Conversation options" }).click();
       await page.getByRole("menuitem", { name: "Unpin" }).waitFor();
       await page.keyboard.press("Escape");
+      // Closed before the next click on its button, which would otherwise close it again.
+      await page.getByRole("menu", { name: "Conversation options" }).waitFor({ state: "hidden" });
 
       await choose(page, "Move to group");
       const move = page.getByRole("dialog", { name: "Move “Ficus care”" });

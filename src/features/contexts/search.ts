@@ -89,7 +89,7 @@ export const INDEX_BATCH = 2_000;
  * see the same entries, and no entry is indexed twice.
  */
 function indexPendingStatements(db: Db, scope: { userId: string } | { limit: number }) {
-  // The owner's waiting entries through their index (migrations/0021): not the owner's
+  // The owner's waiting entries through their index (migrations/0021_search_pending_owner.sql): not the owner's
   // entries (all of them: 70 ms at 100,000 messages), nor everyone's waiting ones, which on
   // Workers are all written since the daily job.
   const waiting =
