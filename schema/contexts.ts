@@ -151,5 +151,7 @@ export const runningReplies = sqliteTable(
     startedAt: integer({ mode: "timestamp_ms" }).notNull(),
     updatedAt: integer({ mode: "timestamp_ms" }).notNull(),
   },
-  (t) => [index("running_replies_context_idx").on(t.contextId), index("running_replies_hold_idx").on(t.holdId)],
+  // By user too: every message releases its user's abandoned replies first (chat/holds.ts),
+  // which without it reads every reply in flight on the service.
+  (t) => [index("running_replies_context_idx").on(t.contextId), index("running_replies_hold_idx").on(t.holdId), index("running_replies_user_idx").on(t.userId)],
 );

@@ -9,12 +9,12 @@ import { createHarness, type Harness } from "./support/harness";
 // whole messages table for each such message.
 
 /**
- * Tables whose rows live only while an exchange is in flight (a hold until its exchange
- * settles, a reply until it is stored): their size is the number of requests at once, not
- * the service's history, and their few scans (the user's abandoned holds and replies, a
- * limited key's holds) are left to it rather than given indexes every message would write.
+ * The table whose rows live only while an exchange is in flight (a credit hold, until its
+ * exchange settles): its size is the number of requests at once, not the service's history,
+ * and its one scan (a limited API key's holds, summed by the key's guard) is left to it
+ * rather than given an index every message would write.
  */
-const IN_FLIGHT = new Set(["credit_holds", "running_replies"]);
+const IN_FLIGHT = new Set(["credit_holds"]);
 
 let up: FakeUpstream;
 let h: Harness;

@@ -1,0 +1,1 @@
+CREATE INDEX `running_replies_user_idx` ON `running_replies` (`user_id`);
