@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 
-// Every statement a chat message runs, as SQLite plans it: none may read a table whole. A
-// full scan costs nothing on a test's few rows and grows with every message a service keeps:
-// the check of the reply a message follows once compared a column with itself and read the
-// whole messages table for each such message.
+// Every statement a chat message runs, and those of a person's everyday reads, as SQLite
+// plans them: none may read a table whole. A full scan costs nothing on a test's few rows
+// and grows with every message a service keeps: the check of the reply a message follows
+// once compared a column with itself and read the whole messages table for each such
+// message.
 
 /**
  * The table whose rows live only while an exchange is in flight (a credit hold, until its
