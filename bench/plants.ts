@@ -71,7 +71,7 @@ for (let i = 1; i < users; i++) {
 await client.batch(statements, "write");
 // The floors must run what the app runs: the statement of a plant page, as the app prepares it.
 const sent: string[] = [];
-await listPlants(dbFromLibsql(new CountingClient(client, { onExecute: (sql) => sent.push(sql) })), first, { limit: 20 });
+await listPlants(dbFromLibsql(new CountingClient(client, { onStatement: (sql) => sent.push(sql) })), first, { limit: 20 });
 if (sent[0]?.replace(/\s+/g, " ") !== PLANT_PAGE.replace(/\s+/g, " ")) throw new Error(`PLANT_PAGE differs from the app's statement:\n${sent[0]}`);
 client.close();
 

@@ -26,7 +26,7 @@ const run = (cmd: string[]) => {
 
 // The database `wrangler dev` will open: the default .wrangler/state, or --persist-to's.
 const persistAt = args.findIndex((a) => a === "--persist-to" || a.startsWith("--persist-to="));
-const persistTo = persistAt < 0 ? undefined : args[persistAt]!.includes("=") ? args[persistAt]!.split("=")[1] : args[persistAt + 1];
+const persistTo = persistAt < 0 ? undefined : args[persistAt]!.includes("=") ? args[persistAt]!.slice("--persist-to=".length) : args[persistAt + 1];
 try {
   const applied = await applyLocalD1Migrations(persistTo);
   console.log(applied.length ? `Applied ${applied.length} migrations to the local D1 database: ${applied.join(", ")}` : "The local D1 database is up to date.");

@@ -11,12 +11,7 @@ export class CountingClient implements Client {
 
   constructor(
     private readonly inner: Client,
-    private readonly options: {
-      /** Told each statement's SQL that `execute` runs. */
-      onExecute?(sql: string): void;
-      /** Told each statement's SQL that `execute` or `batch` runs. */
-      onStatement?(sql: string): void;
-    } = {},
+    private readonly options: { /** Told each statement's SQL that `execute` or `batch` runs. */ onStatement?(sql: string): void } = {},
   ) {}
 
   /** Round trips so far. */
@@ -34,7 +29,6 @@ export class CountingClient implements Client {
 
   execute(stmt: InStatement, args?: InArgs): Promise<ResultSet> {
     this.#trips++;
-    this.options.onExecute?.(typeof stmt === "string" ? stmt : stmt.sql);
     this.options.onStatement?.(typeof stmt === "string" ? stmt : stmt.sql);
     return args === undefined ? this.inner.execute(stmt) : this.inner.execute(stmt as string, args);
   }
