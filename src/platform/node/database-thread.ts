@@ -10,7 +10,7 @@ import {
   type Row,
   type Transaction,
   type TransactionMode,
-} from "@libsql/client";
+} from "@libsql/core/api";
 import type { RawResult } from "./native-connection";
 
 /**

@@ -1,4 +1,4 @@
-import type { InArgs, InStatement, TransactionMode } from "@libsql/client";
+import type { InArgs, InStatement, TransactionMode } from "@libsql/core/api";
 
 type Statements = Array<InStatement | [string, InArgs?]>;
 type Batch<R> = (statements: Statements, mode?: TransactionMode) => R[] | Promise<R[]>;

@@ -1,5 +1,5 @@
 import QuickLRU from "quick-lru";
-import { LibsqlBatchError, LibsqlError, type InArgs, type InStatement, type TransactionMode } from "@libsql/client";
+import { LibsqlBatchError, LibsqlError, type InArgs, type InStatement, type TransactionMode } from "@libsql/core/api";
 import Database from "libsql";
 
 /** How many distinct statements a connection keeps prepared, the least recently used going first (up to twice as many for a moment: quick-lru drops them in halves); the app uses far fewer. */
