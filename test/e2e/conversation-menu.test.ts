@@ -11,12 +11,32 @@ const whole = (locator: Locator) =>
     return r.width > 0 && r.left >= 0 && r.right <= innerWidth && r.top >= 0 && r.bottom <= innerHeight && !!at && el.contains(at);
   });
 
+/**
+ * Notes what has the focus at the moment the menu is first shown (a MutationObserver's
+ * callback runs as soon as the change that showed it is done): a key pressed then goes there.
+ */
+const noteFocusWhenShown = (page: Page) =>
+  page.evaluate(() => {
+    const w = window as { focusWhenShown?: string | null };
+    w.focusWhenShown = undefined;
+    const observer = new MutationObserver(() => {
+      const menu = document.querySelector<HTMLElement>('[role="menu"]');
+      if (!menu || menu.style.visibility === "hidden") return;
+      w.focusWhenShown = document.activeElement?.getAttribute("role") ?? null;
+      observer.disconnect();
+    });
+    observer.observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
+
 async function choose(page: Page, item: string) {
   const button = page.getByRole("button", { name: "Conversation options" });
   expect(await whole(button)).toBe(true);
+  await noteFocusWhenShown(page);
   await button.click();
   const menu = page.getByRole("menu", { name: "Conversation options" });
   await menu.waitFor();
+  // The first item has the focus as the menu appears, so Escape or an arrow pressed at once works.
+  expect(await page.evaluate(() => (window as { focusWhenShown?: string | null }).focusWhenShown)).toBe("menuitem");
   for (const entry of await menu.getByRole("menuitem").all()) expect(await whole(entry), (await entry.textContent()) ?? "").toBe(true);
   await menu.getByRole("menuitem", { name: item, exact: true }).click();
 }

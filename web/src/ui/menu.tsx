@@ -41,7 +41,9 @@ export function Menu(props: { anchor: HTMLElement; label: string; onClose: (refo
     );
   }, [props.anchor]);
 
-  useEffect(() => {
+  // Focus moves in the same commit that shows the menu: with a later effect, a key pressed
+  // as soon as the menu appeared (Escape) still went to its button and left the menu open.
+  useLayoutEffect(() => {
     if (!position) return;
     ref.current?.querySelector<HTMLElement>('[role="menuitem"]')?.focus();
   }, [!!position]);
