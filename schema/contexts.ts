@@ -94,6 +94,9 @@ export const messages = sqliteTable(
     // The rated replies with what the admin's usage report counts of them (its thumbs up and
     // down), by time and by person: few of the messages, so these are small, and the report
     // reads only them.
+    // A person's messages, for their account's erasure: its delete, and the check of the
+    // users row's foreign key, would otherwise read every person's messages.
+    index("messages_user_idx").on(t.userId),
     index("messages_rated_idx")
       .on(t.createdAt, t.rating, t.status, t.model)
       .where(sql`rating is not null`),

@@ -25,7 +25,9 @@ export const sessions = sqliteTable(
     // ended_sessions must outlive. Null for sessions begun before it was kept.
     accessExpiresAt: integer({ mode: "timestamp_ms" }),
   },
-  (t) => [index("sessions_user_idx").on(t.userId, t.lastUsedAt), index("sessions_last_used_idx").on(t.lastUsedAt)],
+  // By identity: removing a sign-in method (or an account) ends its sessions through the
+  // foreign key, whose check would otherwise read every session.
+  (t) => [index("sessions_user_idx").on(t.userId, t.lastUsedAt), index("sessions_last_used_idx").on(t.lastUsedAt), index("sessions_identity_idx").on(t.identityId)],
 );
 
 /**

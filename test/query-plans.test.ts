@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
 
-// Every statement a chat message runs, and those of a person's everyday reads, as SQLite
-// plans them: none may read a table whole. A full scan costs nothing on a test's few rows
+// Every statement a chat message runs, those of a person's everyday reads and those of an
+// account's erasure (with the foreign keys' checks of the rows it deletes), as SQLite plans
+// them: none may read a table whole. A full scan costs nothing on a test's few rows
 // and grows with every message a service keeps: the check of the reply a message follows
 // once compared a column with itself and read the whole messages table for each such
 // message.
@@ -40,8 +41,12 @@ async function planOf(sql: string): Promise<string[]> {
   return rs.rows.map((r) => String(r.detail));
 }
 
-/** The full scans of tables (but IN_FLIGHT's) in the plans of `statements`, one line each. */
-async function scansOf(statements: Iterable<string>): Promise<string[]> {
+/**
+ * The full scans of tables (but IN_FLIGHT's) in the plans of `statements`, one line each.
+ * `foreignKeyChecks`: count the scans of the foreign keys' checks too (see below), for
+ * statements that delete parent rows.
+ */
+async function scansOf(statements: Iterable<string>, { foreignKeyChecks = false } = {}): Promise<string[]> {
   const scans: string[] = [];
   // Rows made in the statement itself (json_each, a CTE's rows, a constant row) are not tables.
   const tables = new Set((await planner.execute("select name from sqlite_schema where type = 'table'")).rows.map((r) => String(r.name)));
@@ -59,7 +64,7 @@ async function scansOf(statements: Iterable<string>): Promise<string[]> {
       // A table the statement never names is scanned by a foreign key's check, planned for a
       // write to a parent row (users, identities) and run only when that row's key changes
       // or goes: every request upserts its user with the key unchanged.
-      const named = table === name ? new RegExp(`\\b${table}\\b`).test(sql) : true;
+      const named = foreignKeyChecks || (table === name ? new RegExp(`\\b${table}\\b`).test(sql) : true);
       if (table && tables.has(table) && named && !IN_FLIGHT.has(table)) scans.push(`${step} (${table}) in: ${sql.replace(/\s+/g, " ").slice(0, 160)}`);
     }
   }
@@ -122,3 +127,26 @@ describe("what a signed-in person reads and writes besides chat", () => {
     expect(await scansOf(sent)).toEqual([]);
   });
 });
+
+describe("an account's erasure", () => {
+  it("finds the account's rows by an index, in its statements and in the foreign keys' checks of the rows it deletes", async () => {
+    const token = await h.signIn("leaver");
+    const call = async (method: string, path: string, json?: unknown) => {
+      const res = await h.request(path, { method, token, ...(json === undefined ? {} : { json }) });
+      expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300);
+      return res.headers.get("content-type")?.includes("json") ? ((await res.json()) as Record<string, unknown>) : {};
+    };
+    const first = (await call("POST", "/chat/send", { message: "ficus" })) as { contextId: string };
+    await call("POST", "/chat/send", { message: "and light", contextId: first.contextId });
+    await call("POST", `/contexts/${first.contextId}/share`, {});
+    await call("POST", "/groups", { name: "Trees" });
+    await call("POST", "/keys", { name: "k" });
+    const { id } = (await call("GET", "/me")) as { id: string };
+    await h.settled();
+    sent.clear();
+    await call("DELETE", "/me", { confirm: id });
+    expect(sent.size).toBeGreaterThan(5);
+    expect(await scansOf(sent, { foreignKeyChecks: true })).toEqual([]);
+  });
+});
+
