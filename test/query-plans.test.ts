@@ -71,6 +71,15 @@ async function scansOf(statements: Iterable<string>, { foreignKeyChecks = false 
   return scans;
 }
 
+/** A request as the person whose token this is, which must succeed; its JSON body, if any. */
+function caller(token: string) {
+  return async (method: string, path: string, json?: unknown) => {
+    const res = await h.request(path, { method, token, ...(json === undefined ? {} : { json }) });
+    expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300);
+    return res.headers.get("content-type")?.includes("json") ? ((await res.json()) as Record<string, unknown>) : {};
+  };
+}
+
 describe("the chat path's statements", () => {
   it("search by an index or a key, never scan a table, for new, continued, edited and regenerated messages", async () => {
     const token = await h.signIn("planner");
@@ -95,12 +104,7 @@ describe("the chat path's statements", () => {
 
 describe("what a signed-in person reads and writes besides chat", () => {
   it("searches by an index or a key: conversations, a conversation, search, credits, usage, keys, sessions, groups, shares, models", async () => {
-    const token = await h.signIn("reader");
-    const call = async (method: string, path: string, json?: unknown) => {
-      const res = await h.request(path, { method, token, ...(json === undefined ? {} : { json }) });
-      expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300);
-      return res.headers.get("content-type")?.includes("json") ? ((await res.json()) as Record<string, unknown>) : {};
-    };
+    const call = caller(await h.signIn("reader"));
     const first = (await call("POST", "/chat/send", { message: "monstera light" })) as { contextId: string; messageId: string };
     await call("POST", "/chat/send", { message: "and water", contextId: first.contextId });
     await h.settled();
@@ -130,12 +134,7 @@ describe("what a signed-in person reads and writes besides chat", () => {
 
 describe("an account's erasure", () => {
   it("finds the account's rows by an index, in its statements and in the foreign keys' checks of the rows it deletes", async () => {
-    const token = await h.signIn("leaver");
-    const call = async (method: string, path: string, json?: unknown) => {
-      const res = await h.request(path, { method, token, ...(json === undefined ? {} : { json }) });
-      expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300);
-      return res.headers.get("content-type")?.includes("json") ? ((await res.json()) as Record<string, unknown>) : {};
-    };
+    const call = caller(await h.signIn("leaver"));
     const first = (await call("POST", "/chat/send", { message: "ficus" })) as { contextId: string };
     await call("POST", "/chat/send", { message: "and light", contextId: first.contextId });
     await call("POST", `/contexts/${first.contextId}/share`, {});
