@@ -91,12 +91,12 @@ export const messages = sqliteTable(
     index("messages_context_created_idx").on(t.contextId, t.createdAt, t.id),
     // A message's siblings (the children of its parent, the first messages when null), in order.
     index("messages_context_parent_idx").on(t.contextId, t.parentId, t.createdAt, t.id),
-    // The rated replies with what the admin's usage report counts of them (its thumbs up and
-    // down), by time and by person: few of the messages, so these are small, and the report
-    // reads only them.
     // A person's messages, for their account's erasure: its delete, and the check of the
     // users row's foreign key, would otherwise read every person's messages.
     index("messages_user_idx").on(t.userId),
+    // The rated replies with what the admin's usage report counts of them (its thumbs up and
+    // down), by time and by person: few of the messages, so these are small, and the report
+    // reads only them.
     index("messages_rated_idx")
       .on(t.createdAt, t.rating, t.status, t.model)
       .where(sql`rating is not null`),

@@ -6,10 +6,10 @@ import { contexts } from "../../../schema/index";
 import { isoTime } from "../../platform/stored-time";
 
 // The search tables live in migrations/ (0002_search_owner.sql, 0004_search_pending.sql,
-// 0021_search_pending_owner.sql),
-// not in schema/: drizzle-kit cannot describe an FTS5 virtual table, and triggers write
-// the entries. Entries are indexed in bulk, off the chat path: a new one waits in
-// search_pending until a search by its owner, or the background job, indexes it.
+// 0021_search_pending_owner.sql), not in schema/: drizzle-kit cannot describe an FTS5
+// virtual table, and triggers write the entries. Entries are indexed in bulk, off the chat
+// path: a new one waits in search_pending until a search by its owner, or the background
+// job, indexes it.
 const searchDocs = sqliteTable("search_docs", {
   id: integer().primaryKey(),
   userId: text().notNull(),
@@ -89,9 +89,9 @@ export const INDEX_BATCH = 2_000;
  * see the same entries, and no entry is indexed twice.
  */
 function indexPendingStatements(db: Db, scope: { userId: string } | { limit: number }) {
-  // The owner's waiting entries through their index (migrations/0021_search_pending_owner.sql): not the owner's
-  // entries (all of them: 70 ms at 100,000 messages), nor everyone's waiting ones, which on
-  // Workers are all written since the daily job.
+  // The owner's waiting entries, through their index (migrations/0021_search_pending_owner.sql):
+  // not all the owner's entries (70 ms at 100,000 messages), nor everyone's waiting ones,
+  // which on Workers are all written since the daily job.
   const waiting =
     "userId" in scope
       ? sql`select ${searchPending.id} from ${searchPending} where ${searchPending.userId} = ${scope.userId}`
