@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { apiToken, eventually, logInLocally, sendAndWait, sessionTraces, startStack, type Stack } from "./support/stack";
+import { apiToken, eventually, logInOnScreen, sendAndWait, sessionTraces, startStack, type Stack } from "./support/stack";
 
 describe.skipIf(!hasChromium)("logging in locally", () => {
   let stack: Stack;
@@ -22,7 +22,7 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
   it("logs in with a name, stays logged in across a reload from the cookie alone, and logging out ends the session", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "alice");
+    await logInOnScreen(page, "alice");
     const refreshes: string[] = [];
     page.on("request", (r) => r.url().endsWith("/auth/refresh") && refreshes.push(r.method()));
     // Which script asked for it: the page's first one (/theme.js), before the app's code arrived.
@@ -64,7 +64,7 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
   it("stays logged in when a reload cuts off a refresh the server had already answered", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "rhea");
+    await logInOnScreen(page, "rhea");
     const refreshCookie = async () => (await context.cookies()).find((c) => c.name === "refresh_token")!;
     const before = await refreshCookie();
     const refreshes: number[] = [];
@@ -139,7 +139,7 @@ describe.skipIf(!hasChromium)("logging in locally", () => {
   it("sends a session ended on another device back through login and keeps the message being typed", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "bob");
+    await logInOnScreen(page, "bob");
     await sendAndWait(page, "first message");
     const conversation = new URL(page.url()).pathname;
     expect(conversation).toMatch(/^\/c\/.+/);

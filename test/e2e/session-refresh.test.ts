@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hasChromium } from "./support/chromium";
-import { eventually, logInLocally, sessionTraces, startStack, type Stack } from "./support/stack";
+import { eventually, logInOnScreen, sessionTraces, startStack, type Stack } from "./support/stack";
 
 // Sessions that renew: access tokens last 1 second here (SESSION_ACCESS_TOKEN_SECONDS), so
 // they expire while a reply streams and while the person types; the client renews them
@@ -21,7 +21,7 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
   it("renews the access token while a reply streams, and the next message and the draft go through", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "tess");
+    await logInOnScreen(page, "tess");
     // The refreshes' statuses, those after the reply began to stream, and the token it was asked with.
     const refreshes: number[] = [];
     let whileStreaming = 0;
@@ -79,7 +79,7 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
       // The token the page holds: the sign-in's, or a renewal's.
       if ((path === "/auth/session" || path === "/auth/refresh") && r.ok()) issued = `Bearer ${((await r.json()) as { accessToken: string }).accessToken}`;
     });
-    await logInLocally(page, "uma");
+    await logInOnScreen(page, "uma");
     await eventually("the page's token has expired on the server", async () => issued !== undefined && !(await accepted(stack, issued)));
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.fill("after the token expired");
@@ -97,7 +97,7 @@ describe.skipIf(!hasChromium)("a session that renews itself", () => {
   it("says the service cannot be reached when the page's refresh gets no answer, not that the person must sign in, and tries again", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "ulla");
+    await logInOnScreen(page, "ulla");
     const composer = page.getByRole("textbox", { name: "Message" });
     await composer.waitFor();
     const path = new URL(page.url()).pathname;
