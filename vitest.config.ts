@@ -4,11 +4,12 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
  * Vitest's order (the projects by name, each one's slowest files first, or its largest where
- * it has no timings yet, as on a fresh clone), but the workerd project's files second, after
- * the slowest file of the others. The workerd pool takes about 15 s to start (Miniflare, and
- * vite transforming the Worker in vitest's own process): first, both workers waited for it;
- * last, it left both idle for about 20 s at the end of a run. Second, it starts in one worker
- * while the other runs that first file (a whole run on 2 cores: 286 s against 327 s).
+ * it has no timings yet, as on a fresh clone), but the workerd project (one file:
+ * test/worker/workerd.test.ts) second, after the slowest file of the others. The workerd pool
+ * takes about 15 s to start (Miniflare, and vite transforming the Worker in vitest's own
+ * process): first, both workers waited for it; last, it left both idle for about 20 s at the
+ * end of a run. Second, it starts in one worker while the other runs that first file (a whole
+ * run on 2 cores: 286 s against 327 s).
  */
 class WorkerdSecond extends BaseSequencer {
   override async sort(files: TestSpecification[]) {

@@ -68,7 +68,8 @@ export default defineConfig({
   ],
   test: {
     name: "workerd",
-    include: ["./**/*.test.ts"],
+    // One file that imports the others: the project stays in one worker (workerd.test.ts).
+    include: ["./workerd.test.ts"],
     setupFiles: ["./apply-migrations.ts"],
     // As the Node project's: vitest's 5 s default is too short for a test of several requests
     // through workerd on a 2-core machine running the other projects beside it.
