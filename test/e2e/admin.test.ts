@@ -269,9 +269,20 @@ describe.skipIf(!hasChromium)("the Admin area", () => {
   for (const colorScheme of ["light", "dark"] as const) {
     it.concurrent(`fits a 375 px screen and finds no serious axe violations (${colorScheme})`, async ({ expect }) => {
       const { context, page } = await adminPage({ width: 375, colorScheme });
-      for (const path of ["/admin/people", `/admin/people/${ids.Bruno}`, "/admin/usage-report", "/admin/invite-codes", "/admin/audit-log"]) {
-        await page.goto(path);
-        await page.getByRole("navigation", { name: "Admin sections" }).waitFor();
+      const sections = page.getByRole("navigation", { name: "Admin sections" });
+      // As a person goes through them, in the page adminPage opened: a person's page from the
+      // People list, then each section by its tab (and the scan's script stays in the page).
+      const visits: Array<[string, () => Promise<void>]> = [
+        ["/admin/people", () => sections.getByRole("link", { name: "People", exact: true }).click()],
+        [`/admin/people/${ids.Bruno}`, () => personRow(page, "Bruno").getByRole("link", { name: "Bruno", exact: true }).click()],
+        ["/admin/usage-report", () => sections.getByRole("link", { name: "Usage", exact: true }).click()],
+        ["/admin/invite-codes", () => sections.getByRole("link", { name: "Invites", exact: true }).click()],
+        ["/admin/audit-log", () => sections.getByRole("link", { name: "Audit", exact: true }).click()],
+      ];
+      for (const [path, go] of visits) {
+        await go();
+        await page.waitForURL(path);
+        await sections.waitFor();
         await page.waitForLoadState("networkidle");
         // Nothing wider than the phone but the tables, which scroll in their own box.
         expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(375);

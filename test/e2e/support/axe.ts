@@ -10,7 +10,8 @@ import type { Page } from "playwright-core";
  * pages have none). Only the violations' details are collected (`resultTypes`).
  */
 export async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axe.source);
+  // Once a page: a scan after the client navigated (no new document) finds it there.
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axe.source);
   const violations = await page.evaluate(async () => {
     const { violations } = await window.axe.run(document, { resultTypes: ["violations"] });
     return violations.map((v) => ({ id: v.id, help: v.help, impact: v.impact, targets: v.nodes.map((n) => n.target.join(" ")) }));
