@@ -280,8 +280,7 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await page.setViewportSize({ width: 375, height: 812 });
-    await logInLocally(page, "opal");
-    await page.goto(`/c/${contextId}`);
+    await logInLocally(page, "opal", `/c/${contextId}`);
     const newest = lastReply(page).getByText("console.log(6);");
     await newest.waitFor();
     await expect

@@ -110,8 +110,7 @@ describe.skipIf(!hasChromium)("a message the renderer cannot take", () => {
 
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "sam");
-    await page.goto(`/c/${items[0]!.id}`);
+    await logInLocally(page, "sam", `/c/${items[0]!.id}`);
     const more = page.getByRole("button", { name: /^Show more \([\d,]+ characters left\)$/ });
     await more.waitFor({ timeout: 20_000 });
     // The tab answers at once: its main thread is not stuck in the renderer.

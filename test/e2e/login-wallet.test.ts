@@ -91,8 +91,7 @@ describe.skipIf(!hasChromium)("signing in with a wallet", () => {
     const account = newAccount();
     await injectWallets(laptop, [{ name: "Test Wallet", account }]);
     const page = await laptop.newPage();
-    await logInLocally(page, "ines");
-    await page.goto("/settings/sign-in");
+    await logInLocally(page, "ines", "/settings/sign-in");
     const methods = page.getByRole("list", { name: "Your sign-in methods" });
     await methods.getByText("ines").waitFor();
     expect(await page.getByRole("button", { name: "Remove Name (local login) ines" }).isDisabled()).toBe(true);

@@ -14,8 +14,7 @@ describe.skipIf(!hasChromium)("the settings' details", () => {
     it(`shows every settings tab whole, with no scrollbar beside them (${width} px)`, async () => {
       const context = await stack.newContext({ width, height });
       const page = await context.newPage();
-      await logInLocally(page, `xan-${width}`);
-      await page.goto("/settings/data");
+      await logInLocally(page, `xan-${width}`, "/settings/data");
       const tabs = page.getByRole("navigation", { name: "Settings sections" });
       await tabs.getByRole("link", { name: "Data" }).waitFor();
       // Nothing to scroll, so no scrollbar.
@@ -55,8 +54,7 @@ describe.skipIf(!hasChromium)("the settings' details", () => {
   it("saves the export under the product's name, and says in its own words that a file is not an export", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "zeno");
-    await page.goto("/settings/data");
+    await logInLocally(page, "zeno", "/settings/data");
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export everything" }).click()]);
     expect(download.suggestedFilename()).toMatch(/^assistant-chat-export-\d{4}-\d\d-\d\d\.json$/);
 
@@ -82,8 +80,7 @@ describe.skipIf(!hasChromium)("the settings' details", () => {
     // Into another account: both are made; then again: both skipped.
     const other = await stack.newContext();
     const there = await other.newPage();
-    await logInLocally(there, "yuki-elsewhere");
-    await there.goto("/settings/data");
+    await logInLocally(there, "yuki-elsewhere", "/settings/data");
     await importFile(there, "export.json", file);
     await there.getByRole("status").filter({ hasText: "Imported 2 conversations." }).waitFor();
     await importFile(there, "export.json", file);

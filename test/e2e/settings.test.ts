@@ -70,8 +70,7 @@ describe.skipIf(!hasChromium)("settings", () => {
     expect(named.length).toBeGreaterThan(0);
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "docs-reader");
-    await page.goto("/settings");
+    await logInLocally(page, "docs-reader", "/settings");
     const sections = page.getByRole("navigation", { name: "Settings sections" });
     await sections.waitFor(); // the session is restored from its cookie first
     for (const name of named) {
@@ -86,8 +85,7 @@ describe.skipIf(!hasChromium)("settings", () => {
   it("keeps the dark theme across a reload, from the first paint, and on another device of the same user", async () => {
     const context = await stack.newContext({ colorScheme: "light" });
     const page = await context.newPage();
-    await logInLocally(page, "mia");
-    await page.goto("/settings/profile");
+    await logInLocally(page, "mia", "/settings/profile");
     const saved = page.waitForResponse((r) => r.url().endsWith("/me") && r.request().method() === "PATCH");
     await page.getByRole("radio", { name: "Dark" }).check();
     expect((await saved).status()).toBe(200);
@@ -121,8 +119,7 @@ describe.skipIf(!hasChromium)("settings", () => {
   it("shows a new API key once with a copy button, then only its prefix; revoking asks first", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "noor");
-    await page.goto("/settings/api-keys");
+    await logInLocally(page, "noor", "/settings/api-keys");
     await page.getByRole("textbox", { name: "Key name" }).fill("laptop script");
     await page.getByRole("button", { name: "Create key" }).click();
     const key = page.getByRole("textbox", { name: "New API key" });
@@ -207,8 +204,7 @@ describe.skipIf(!hasChromium)("settings", () => {
   it("saves the name, and shows the microphone only while voice input is on", async () => {
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "pia");
-    await page.goto("/settings/profile");
+    await logInLocally(page, "pia", "/settings/profile");
     await page.getByRole("textbox", { name: "Name" }).fill("Pia Plantlover");
     await page.getByRole("button", { name: "Save profile" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();

@@ -56,8 +56,7 @@ describe.skipIf(!hasChromium)("voice input with a speech-to-text provider", () =
     stack.upstream.transcript = "water the monstera every week";
     const context = await stack.newContext();
     const page = await context.newPage();
-    await logInLocally(page, "uma");
-    await page.goto("/settings/profile");
+    await logInLocally(page, "uma", "/settings/profile");
     await page.getByRole("checkbox", { name: /Voice input/, disabled: false }).check();
     await page.getByRole("link", { name: "New chat" }).click();
     await page.getByRole("button", { name: "Dictate a message" }).click();

@@ -130,11 +130,14 @@ export async function logInOnScreen(page: Page, name: string) {
  * in is a precondition; the login screen has tests of its own (login.test.ts, first-visit,
  * accessibility, logInOnScreen). Without the screen a sign-in costs Chromium about 590 ms of
  * CPU instead of 750 (20 in a row, measured): about 100 of them run in the browser project.
+ * With `path`, the first page opened is that one, not the chat.
  */
-export async function logInLocally(page: Page, name: string) {
+export async function logInLocally(page: Page, name: string, path?: string) {
   const res = await page.request.post("/auth/session", { data: { local: { name } } });
   if (!res.ok()) throw new Error(`POST /auth/session answered ${res.status()}: ${await res.text()}`);
   await page.context().addCookies([{ name: "signed_in", value: "1", url: new URL(res.url()).origin, sameSite: "Strict" }]);
+  // `path`: the page opens there (a deep link), and the caller waits for what it shows.
+  if (path) return void (await page.goto(path));
   await page.goto("/");
   await page.getByRole("textbox", { name: "Message" }).waitFor();
 }
