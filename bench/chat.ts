@@ -198,16 +198,21 @@ const depthSpec = (depth: number) => (app: { url: string }) => {
 };
 
 // ---- 1. The mix against Portkey.
-// Portkey serves every run from one process: warmed up long enough that its first run is not its slowest.
-await load("warmup", { ...portkeySpec, seconds: 5 });
+// Both sides are warmed up for the same 5 s before they are measured. Portkey serves every
+// run from one process, warmed up once; each app run is a fresh process, warmed up as long.
+// A server warmed up for only a second was still compiling its hot code in the background
+// (V8's optimizing compiler: a fifth of the app's CPU over the next 5 s, by perf), which a
+// server that has been up for a while no longer does.
+const WARMUP_SECONDS = 5;
+await load("warmup", { ...portkeySpec, seconds: WARMUP_SECONDS });
 console.log("chat mix: Portkey vs app, interleaved");
 const mix = await compare(
   { label: "relay: Portkey AI gateway → upstream", server: portkey, spec: portkeySpec },
-  { label: `app: POST /chat/send (API keys, ${mixUsers} users; half new contexts, half continuing 50)`, start: startApp, spec: mixSpec },
+  { label: `app: POST /chat/send (API keys, ${mixUsers} users; half new contexts, half continuing 50)`, start: startApp, spec: mixSpec, warmupSeconds: WARMUP_SECONDS },
   repeats,
 );
 const profiledApp = await startApp();
-await load("warmup", { ...mixSpec(profiledApp), seconds: 1 });
+await load("warmup", { ...mixSpec(profiledApp), seconds: WARMUP_SECONDS });
 const profiled = await profiledApp.profile(() => load("profile", mixSpec(profiledApp)));
 keepProfile("chat", profiled.profile);
 const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
@@ -253,7 +258,7 @@ const sweepTable = [
 const maxBefore = Math.max(...probes.map((p) => p.before));
 const maxAfter = Math.max(...probes.map((p) => p.after));
 const errors = mix.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
-const body = `${machine()}; ${repeats} rounds of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc, all its threads), and the part of it its main thread spent. Each app run starts a fresh process on a copy of the seeded database and warms it up for 1 s; Portkey keeps no state and serves every run from one process. The model (svc-70b, configured by \`MODELS\`) has an 8,192-token window.
+const body = `${machine()}; ${repeats} rounds of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc, all its threads), and the part of it its main thread spent. Each app run of the mix starts a fresh process on a copy of the seeded database and warms it up for ${WARMUP_SECONDS} s, as Portkey is warmed up for ${WARMUP_SECONDS} s before its first run; Portkey keeps no state and serves every run from one process. A run of the depth sweep warms its fresh process up for 1 s, the same at every depth. The model (svc-70b, configured by \`MODELS\`) has an 8,192-token window.
 
 ### The mix: new and continuing contexts, against Portkey
 

@@ -248,8 +248,9 @@ export interface Side {
   label: string;
   /** The server loaded in every run; without it, `start` gives a fresh one for each run. */
   server?: Served;
-  /** A fresh server, which each run warms up for a second before measuring, then stops. */
+  /** A fresh server, which each run warms up (`warmupSeconds`, default 1) before measuring, then stops. */
   start?: () => Promise<Served>;
+  warmupSeconds?: number;
   spec: LoadSpec | ((server: Served) => LoadSpec);
 }
 
@@ -259,7 +260,7 @@ export async function runSide(side: Side): Promise<Run> {
   if (side.server) return measure(side.label, side.server, specFor(side.server));
   const server = await side.start!();
   try {
-    await load("warmup", { ...specFor(server), seconds: 1 });
+    await load("warmup", { ...specFor(server), seconds: side.warmupSeconds ?? 1 });
     return await measure(side.label, server, specFor(server));
   } finally {
     if (server.proc.exitCode === null) {

@@ -97,7 +97,7 @@ export function debitStatement(
     price: number | SQL | Placeholder;
     allowance: number | SQL | Placeholder;
     guards?: SQL[];
-    /** A guard SQLite checks before the allowance and the others (it evaluates them in order): one that is cheap and usually false. */
+    /** A guard checked before the price, the allowance and the others: one that is cheap and usually false. */
     first?: SQL;
   },
 ) {
@@ -114,8 +114,10 @@ export function debitStatement(
           day: sql<string>`${debit.day}`.as("day"),
           used: sql<number>`${charge}`.as("used"),
         })
-        .from(sql`(select ${debit.price} as price) as charge`)
-        .where(and(debit.first, sql`${charge} is not null`, sql`${charge} <= ${debit.allowance}`, ...(debit.guards ?? []))),
+        // `first` stands in the price's own select: when it fails, the price (a subquery for
+        // the default model) is never computed, nor anything after it.
+        .from(debit.first ? sql`(select ${debit.price} as price where ${debit.first}) as charge` : sql`(select ${debit.price} as price) as charge`)
+        .where(and(sql`${charge} is not null`, sql`${charge} <= ${debit.allowance}`, ...(debit.guards ?? []))),
     )
     .onConflictDoUpdate({
       target: [creditDays.userId, creditDays.day],
