@@ -12,8 +12,8 @@
 //    is 8,192 tokens, so history passes it between depth 10 and depth 100. Target: a message
 //    at depth 1,000 costs ≤ 1.5× one at depth 10 (CPU per message of the serving process).
 //
-// Each app run starts a fresh process on a copy of the seeded database (the contexts grow
-// during a run). Each server, the upstream and autocannon run in their own processes; the
+// Each run starts a fresh server process, the app's on a copy of the seeded database (the
+// contexts grow during a run); in the mix, both sides are warmed up alike first. Each server, the upstream and autocannon run in their own processes; the
 // sides are loaded in turn (A, B, A, B, …), each pair `BENCH_REPEATS` times.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -70,12 +70,16 @@ const upstreamScript = (module: string) => `import { startFakeUpstream } from ${
 const upstreamModule = resolve(import.meta.dirname, "../test/support/fake-upstream.ts");
 const upstream = await spawnServer(["--import", "tsx", "--input-type=module", "-e", upstreamScript(upstreamModule)], {}, /UPSTREAM (\S+)/);
 
-// Portkey's gateway, as its npm package starts it (headless, no UI).
+// Portkey's gateway, as its npm package starts it (headless, no UI): a fresh process for
+// each run, as the app gets.
 const require = createRequire(import.meta.url);
 const portkeyEntry = join(resolve(require.resolve("@portkey-ai/gateway/package.json"), ".."), "build/start-server.js");
-const portkeyPort = 20000 + Math.floor(Math.random() * 20000);
-const portkey = await spawnServer([portkeyEntry, `--port=${portkeyPort}`, "--headless"], { NODE_ENV: "production" }, /Ready for connections/);
-portkey.url = `http://127.0.0.1:${portkeyPort}`;
+const startPortkey = async (): Promise<Served> => {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const served = await spawnServer([portkeyEntry, `--port=${port}`, "--headless"], { NODE_ENV: "production" }, /Ready for connections/);
+  served.url = `http://127.0.0.1:${port}`;
+  return served;
+};
 
 // ---- Seeding, through the app in this process (its own loopback upstream, same replies).
 const dir = mkdtempSync(join(tmpdir(), "bench-chat-"));
@@ -177,13 +181,13 @@ const startApp = () => {
 };
 
 const json = { "content-type": "application/json" };
-const portkeySpec = {
+const portkeySpec = (portkey: { url: string }) => ({
   url: `${portkey.url}/v1/chat/completions`,
   seconds,
   method: "POST",
   headers: { ...json, "x-portkey-provider": "openai", "x-portkey-custom-host": upstream.url, authorization: "Bearer sk-bench" },
   body: JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: "How often should I water a monstera in winter?" }] }),
-};
+});
 const mixSpec = (app: { url: string }) => ({ url: `${app.url}/chat/send`, seconds, method: "POST", headers: json, tokens: mixTokens, bodies: mixBodies });
 const depthSpec = (depth: number) => (app: { url: string }) => {
   const contexts = sweep.get(depth)!;
@@ -198,16 +202,15 @@ const depthSpec = (depth: number) => (app: { url: string }) => {
 };
 
 // ---- 1. The mix against Portkey.
-// Both sides are warmed up for the same 5 s before they are measured. Portkey serves every
-// run from one process, warmed up once; each app run is a fresh process, warmed up as long.
-// A server warmed up for only a second was still compiling its hot code in the background
-// (V8's optimizing compiler: a fifth of the app's CPU over the next 5 s, by perf), which a
-// server that has been up for a while no longer does.
+// Each run of either side is a fresh process, warmed up for the same 5 s before it is
+// measured. A server warmed up for only a second was still compiling its hot code in the
+// background (V8's optimizing compiler: a fifth of the app's CPU over the next 5 s, by
+// perf), which a server that has been up for a while no longer does; and one process kept
+// for every run measured Portkey older, so warmer, at each run.
 const WARMUP_SECONDS = 5;
-await load("warmup", { ...portkeySpec, seconds: WARMUP_SECONDS });
 console.log("chat mix: Portkey vs app, interleaved");
 const mix = await compare(
-  { label: "relay: Portkey AI gateway → upstream", server: portkey, spec: portkeySpec },
+  { label: "relay: Portkey AI gateway → upstream", start: startPortkey, spec: portkeySpec, warmupSeconds: WARMUP_SECONDS },
   { label: `app: POST /chat/send (API keys, ${mixUsers} users; half new contexts, half continuing 50)`, start: startApp, spec: mixSpec, warmupSeconds: WARMUP_SECONDS },
   repeats,
 );
@@ -217,7 +220,6 @@ const profiled = await profiledApp.profile(() => load("profile", mixSpec(profile
 keepProfile("chat", profiled.profile);
 const byPackage = profileByPackage(profiled.profile, profiled.result.requests, profiled.cpuUs);
 profiledApp.stop();
-portkey.stop();
 
 // ---- 2. The depth sweep: depth 10, 100, 1,000 in turn, `repeats` times.
 console.log("chat depth sweep, interleaved");
@@ -258,7 +260,7 @@ const sweepTable = [
 const maxBefore = Math.max(...probes.map((p) => p.before));
 const maxAfter = Math.max(...probes.map((p) => p.after));
 const errors = mix.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
-const body = `${machine()}; ${repeats} rounds of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc, all its threads), and the part of it its main thread spent. Each app run of the mix starts a fresh process on a copy of the seeded database and warms it up for ${WARMUP_SECONDS} s, as Portkey is warmed up for ${WARMUP_SECONDS} s before its first run; Portkey keeps no state and serves every run from one process. A run of the depth sweep warms its fresh process up for 1 s, the same at every depth. The model (svc-70b, configured by \`MODELS\`) has an 8,192-token window.
+const body = `${machine()}; ${repeats} rounds of ${seconds} s runs, interleaved, 16 connections, no think time. The app (synchronous=FULL, WAL), Portkey, the loopback upstream and autocannon each run in their own process; CPU µs/req is the serving process's (utime + stime from /proc, all its threads), and the part of it its main thread spent. Each run of the mix starts a fresh process of its side (the app on a copy of the seeded database) and warms it up for ${WARMUP_SECONDS} s before measuring it. A run of the depth sweep warms its fresh process up for 1 s, the same at every depth. The model (svc-70b, configured by \`MODELS\`) has an 8,192-token window.
 
 ### The mix: new and continuing contexts, against Portkey
 
