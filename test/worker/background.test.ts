@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { waitUntil } from "../../src/platform/wait-until";
 import { call, signIn } from "./support";
 
 // Replies in the background on the Worker over D1: the running reply row, the stream that
@@ -107,5 +108,16 @@ describe("replies in the background on D1", () => {
     const other = await signIn("bg-worker-other");
     expect((await call(`/contexts/${body.contextId}/messages/${body.messageId}/stream`, { headers: other })).status).toBe(404);
     expect((await call(`/contexts/${body.contextId}/messages/${body.messageId}/stop`, { method: "POST", headers: other })).status).toBe(404);
+  });
+});
+
+describe("waitUntil in workerd", () => {
+  // On Node it answers false without asking (there is no ExecutionContext there); here the
+  // work must reach the request's ExecutionContext, or the isolate may end before it is done.
+  it("hands the work to the request's ExecutionContext", async () => {
+    const given: Array<Promise<unknown>> = [];
+    const work = Promise.resolve("done");
+    expect(waitUntil({ executionCtx: { waitUntil: (p) => void given.push(p) } }, work)).toBe(true);
+    expect(given).toEqual([work]);
   });
 });
