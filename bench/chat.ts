@@ -13,8 +13,9 @@
 //    at depth 1,000 costs ≤ 1.5× one at depth 10 (CPU per message of the serving process).
 //
 // Each run starts a fresh server process, the app's on a copy of the seeded database (the
-// contexts grow during a run); in the mix, both sides are warmed up alike first. Each server, the upstream and autocannon run in their own processes; the
-// sides are loaded in turn (A, B, A, B, …), each pair `BENCH_REPEATS` times.
+// contexts grow during a run); in the mix, both sides are warmed up alike first. Each
+// server, the upstream and autocannon run in their own processes; the sides are loaded in
+// turn (A, B, A, B, …), each pair `BENCH_REPEATS` times.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";

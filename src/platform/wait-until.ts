@@ -1,8 +1,7 @@
-// Only Workers (workerd) give a request an ExecutionContext. Elsewhere Hono's getter throws,
-// and on Node building that Error cost about 15 µs of CPU per call, twice for each chat
-// message (29 µs a message in the chat bench's CPU profile), to learn what is known as soon
-// as the process starts.
-// Workers say who they are in navigator.userAgent; Node 20 has no navigator.
+// Only Workers give a request an ExecutionContext, and they say who they are in
+// navigator.userAgent (Node 20 has no navigator). Elsewhere Hono's getter throws: on Node,
+// building that Error cost about 15 µs of CPU per call, twice for each chat message (29 µs
+// a message in the chat bench's CPU profile), to learn what is known at start.
 const hasExecutionContexts = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === "Cloudflare-Workers";
 
 /**
