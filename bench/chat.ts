@@ -17,7 +17,6 @@
 // server, the upstream and autocannon run in their own processes; the sides are loaded in
 // turn (A, B, A, B, …), each pair `BENCH_REPEATS` times.
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createApp } from "../src/app";
@@ -35,7 +34,9 @@ import {
   machine,
   measure,
   median,
+  MIX_QUESTION,
   profileByPackage,
+  portkeySide,
   profileTable,
   ratioText,
   runTable,
@@ -70,17 +71,6 @@ const upstreamScript = (module: string) => `import { startFakeUpstream } from ${
   console.log("UPSTREAM " + u.baseUrl);`;
 const upstreamModule = resolve(import.meta.dirname, "../test/support/fake-upstream.ts");
 const upstream = await spawnServer(["--import", "tsx", "--input-type=module", "-e", upstreamScript(upstreamModule)], {}, /UPSTREAM (\S+)/);
-
-// Portkey's gateway, as its npm package starts it (headless, no UI): a fresh process for
-// each run, as the app gets.
-const require = createRequire(import.meta.url);
-const portkeyEntry = join(resolve(require.resolve("@portkey-ai/gateway/package.json"), ".."), "build/start-server.js");
-const startPortkey = async (): Promise<Served> => {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const served = await spawnServer([portkeyEntry, `--port=${port}`, "--headless"], { NODE_ENV: "production" }, /Ready for connections/);
-  served.url = `http://127.0.0.1:${port}`;
-  return served;
-};
 
 // ---- Seeding, through the app in this process (its own loopback upstream, same replies).
 const dir = mkdtempSync(join(tmpdir(), "bench-chat-"));
@@ -141,7 +131,7 @@ const mixBodies: string[] = [];
 for (const { key, context } of users) {
   mixTokens.push(key, key);
   mixBodies.push(
-    JSON.stringify({ message: "How often should I water a monstera in winter?" }),
+    JSON.stringify({ message: MIX_QUESTION }),
     JSON.stringify({ message: "And in winter, how often should I water a monstera?", contextId: context.contextId }),
   );
 }
@@ -182,13 +172,6 @@ const startApp = () => {
 };
 
 const json = { "content-type": "application/json" };
-const portkeySpec = (portkey: { url: string }) => ({
-  url: `${portkey.url}/v1/chat/completions`,
-  seconds,
-  method: "POST",
-  headers: { ...json, "x-portkey-provider": "openai", "x-portkey-custom-host": upstream.url, authorization: "Bearer sk-bench" },
-  body: JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: "How often should I water a monstera in winter?" }] }),
-});
 const mixSpec = (app: { url: string }) => ({ url: `${app.url}/chat/send`, seconds, method: "POST", headers: json, tokens: mixTokens, bodies: mixBodies });
 const depthSpec = (depth: number) => (app: { url: string }) => {
   const contexts = sweep.get(depth)!;
@@ -211,7 +194,7 @@ const depthSpec = (depth: number) => (app: { url: string }) => {
 const WARMUP_SECONDS = 5;
 console.log("chat mix: Portkey vs app, interleaved");
 const mix = await compare(
-  { label: "relay: Portkey AI gateway → upstream", start: startPortkey, spec: portkeySpec, warmupSeconds: WARMUP_SECONDS },
+  portkeySide("relay: Portkey AI gateway → upstream", upstream.url, { seconds, warmupSeconds: WARMUP_SECONDS }),
   { label: `app: POST /chat/send (API keys, ${mixUsers} users; half new contexts, half continuing 50)`, start: startApp, spec: mixSpec, warmupSeconds: WARMUP_SECONDS },
   repeats,
 );
@@ -258,6 +241,7 @@ const sweepTable = [
   }),
 ].join("\n");
 
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const maxBefore = Math.max(...probes.map((p) => p.before));
 const maxAfter = Math.max(...probes.map((p) => p.after));
 const errors = mix.runs.reduce((n, r) => n + r.a.errors + r.a.non2xx + r.b.errors + r.b.non2xx, 0);
@@ -271,6 +255,7 @@ ${runTable(mix)}
 
 - Throughput app / Portkey, median of ${repeats} pairs (range): **${ratioText(mix.ratio)}** (target ≥ 1.0×): ${mix.ratio.median >= 1 ? "met" : "NOT met"}.
 - CPU per request, median: Portkey **${median(mix.runs.map((r) => r.a.cpuUsPerRequest)).toFixed(0)} µs**, app **${median(mix.runs.map((r) => r.b.cpuUsPerRequest)).toFixed(0)} µs**; Portkey / app ${ratioText(mix.cpuRatio)}.
+- Written per message by the app's process (wchar from /proc: the database's write-ahead log, its checkpoints, and the log), median: **${kib(median(mix.runs.map((r) => r.b.writtenBytesPerRequest)))}**.
 - Upstream calls per message with an API key, new contexts and continued ones (20 messages, one at a time): **${(upstreamCalls / probes.length).toFixed(2)}** (target 1: no title request).
 - Database round trips per message, counted at the driver one message at a time: **${maxBefore} before the model call, ${maxAfter} after** (targets: 1 and 1).
 - Errors and non-2xx: ${errors} (target 0).

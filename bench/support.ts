@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -23,6 +24,8 @@ export interface Run extends LoadResult {
   cpuUsPerRequest: number;
   /** The part of it spent on the process's main thread, the one running its event loop. */
   mainThreadUsPerRequest: number;
+  /** Bytes the process handed to write(2) and its kin per request (wchar from /proc): for a database, its write-ahead log and checkpoints. */
+  writtenBytesPerRequest: number;
 }
 
 export interface LoadSpec {
@@ -68,6 +71,8 @@ export interface Served {
   cpuUs(): number;
   /** The same, for its main thread alone. */
   mainThreadCpuUs(): number;
+  /** Bytes it has handed to write(2) and its kin so far (wchar from /proc). */
+  writtenBytes(): number;
   /** A CPU profile of the process's main thread while `during` runs, and the CPU µs that thread used meanwhile. */
   profile<T>(during: () => Promise<T>): Promise<{ result: T; profile: CpuProfile; cpuUs: number }>;
   stop(): void;
@@ -100,6 +105,7 @@ export function spawnServer(args: string[], env: Record<string, string>, ready: 
         proc,
         cpuUs: () => cpuUsOf(proc.pid!),
         mainThreadCpuUs: () => cpuUsOf(proc.pid!, proc.pid!),
+        writtenBytes: () => writtenBytesOf(proc.pid!),
         profile: (during) => profileOf(proc, during),
         stop: () => proc.kill("SIGTERM"),
       });
@@ -120,6 +126,39 @@ const TICK_US = 10_000; // USER_HZ is 100 on Linux
 function cpuUsOf(pid: number, thread?: number): number {
   const fields = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+}
+
+/**
+ * Portkey's open-source AI gateway (@portkey-ai/gateway), as its npm package starts it
+ * (headless, no UI), in a fresh process: the relay the chat mix is measured against. It
+ * stores nothing and relays a one-message completion to `upstream`.
+ */
+export function portkeySide(label: string, upstream: string, options: { seconds: number; warmupSeconds: number }): Side {
+  const entry = join(resolve(createRequire(import.meta.url).resolve("@portkey-ai/gateway/package.json"), ".."), "build/start-server.js");
+  return {
+    label,
+    warmupSeconds: options.warmupSeconds,
+    start: async () => {
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      const served = await spawnServer([entry, `--port=${port}`, "--headless"], { NODE_ENV: "production" }, /Ready for connections/);
+      served.url = `http://127.0.0.1:${port}`;
+      return served;
+    },
+    spec: (portkey) => ({
+      url: `${portkey.url}/v1/chat/completions`,
+      seconds: options.seconds,
+      method: "POST",
+      headers: { "content-type": "application/json", "x-portkey-provider": "openai", "x-portkey-custom-host": upstream, authorization: "Bearer sk-bench" },
+      body: JSON.stringify({ model: "llama-3.3-70b", messages: [{ role: "user", content: MIX_QUESTION }] }),
+    }),
+  };
+}
+
+/** The chat mix's question: a new context's first message, and Portkey's one-message completion. */
+export const MIX_QUESTION = "How often should I water a monstera in winter?";
+
+export function writtenBytesOf(pid: number): number {
+  return Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))![1]);
 }
 
 export interface CpuProfile {
@@ -238,10 +277,16 @@ export function profileTable(rows: ReturnType<typeof profileByPackage>): string 
 export async function measure(label: string, server: Served, spec: LoadSpec): Promise<Run> {
   const before = server.cpuUs();
   const mainBefore = server.mainThreadCpuUs();
+  const writtenBefore = server.writtenBytes();
   const result = await load(label, spec);
   await new Promise((r) => setTimeout(r, 200)); // requests cut off by the stop settle
   const requests = Math.max(1, result.requests);
-  return { ...result, cpuUsPerRequest: (server.cpuUs() - before) / requests, mainThreadUsPerRequest: (server.mainThreadCpuUs() - mainBefore) / requests };
+  return {
+    ...result,
+    cpuUsPerRequest: (server.cpuUs() - before) / requests,
+    mainThreadUsPerRequest: (server.mainThreadCpuUs() - mainBefore) / requests,
+    writtenBytesPerRequest: (server.writtenBytes() - writtenBefore) / requests,
+  };
 }
 
 export interface Side {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Miniflare } from "miniflare";
 import { userIdFor } from "../src/platform/auth/identity";
-import { BENCH_AUDIENCE, BENCH_ISSUER, PLANT_PAGE, benchJwk, benchToken, compare, load, machine, median, ratioText, runTable, writeSection, type Served } from "./support";
+import { BENCH_AUDIENCE, BENCH_ISSUER, PLANT_PAGE, benchJwk, benchToken, compare, load, machine, median, ratioText, runTable, writeSection, writtenBytesOf, type Served } from "./support";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
@@ -103,6 +103,7 @@ async function startWorker(options: { script?: string; scriptPath?: string; bind
     proc: undefined as never,
     cpuUs: () => cpuUs(),
     mainThreadCpuUs: () => cpuUs(`/proc/${pid}/task/${pid}/stat`),
+    writtenBytes: () => writtenBytesOf(pid),
     profile: () => Promise.reject(new Error("no profiles of workerd here")),
     stop: () => void mf.dispose(),
   };
