@@ -50,9 +50,15 @@ export const contexts = sqliteTable(
     index("contexts_user_updated_idx").on(t.userId, t.updatedAt, t.id),
     // The navigator's pinned list and the archived view, in the same order.
     index("contexts_user_flags_idx").on(t.userId, t.archived, t.pinned, t.updatedAt, t.id),
-    index("contexts_group_idx").on(t.groupId),
+    // Partial, as the next one: only the contexts in a group (or imported) are in it, so a
+    // new conversation, made in none, writes neither.
+    index("contexts_group_idx")
+      .on(t.groupId)
+      .where(sql`group_id is not null`),
     // An import looks up which of the file's contexts this person has already.
-    index("contexts_user_imported_idx").on(t.userId, t.importedFrom),
+    index("contexts_user_imported_idx")
+      .on(t.userId, t.importedFrom)
+      .where(sql`imported_from is not null`),
   ],
 );
 

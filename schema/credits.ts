@@ -95,7 +95,11 @@ export const creditHolds = sqliteTable(
     // The API key the exchange was asked with: its daily limit counts held credits too.
     keyId: text(),
   },
-  (t) => [index("credit_holds_user_renewed_idx").on(t.userId, t.renewedAt), index("credit_holds_renewed_idx").on(t.renewedAt)],
+  // By person only: every hold is written and deleted by the batches of one message, so each
+  // index is a page more in both commits of every message. The release of every person's
+  // abandoned holds (the server's start, the daily job) reads the table whole instead: its
+  // rows are the exchanges in flight, not the service's history.
+  (t) => [index("credit_holds_user_renewed_idx").on(t.userId, t.renewedAt)],
 );
 
 /**

@@ -8,7 +8,8 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 export const modelTimings = sqliteTable(
   "model_timings",
   {
-    id: text().primaryKey(),
+    // The rowid itself: a text key would be one more B-tree the batch of every message writes.
+    id: integer().primaryKey(),
     /** The model that answered (a fallback, when the one asked for failed first). */
     model: text().notNull(),
     at: integer({ mode: "timestamp_ms" }).notNull(),

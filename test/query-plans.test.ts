@@ -132,6 +132,32 @@ describe("what a signed-in person reads and writes besides chat", () => {
   });
 });
 
+describe("groups and imports", () => {
+  it("find a group's conversations and an import's sources by their partial indexes, in the statements and in the foreign keys' checks", async () => {
+    const call = caller(await h.signIn("sorter"));
+    const first = (await call("POST", "/chat/send", { message: "pothos" })) as { contextId: string };
+    const group = (await call("POST", "/groups", { name: "Vines" })) as { id: string };
+    await call("PATCH", `/contexts/${first.contextId}`, { groupId: group.id });
+    const exported = await call("GET", `/contexts/${first.contextId}/export`);
+    await h.settled();
+    sent.clear();
+    await call("GET", `/contexts?groupId=${group.id}`);
+    // The second import finds the first's copy by its source, and the first finds the original by its id.
+    const imported = (await call("POST", "/contexts/import", exported)) as { skipped: number };
+    const again = (await call("POST", "/contexts/import", exported)) as { skipped: number };
+    expect([imported.skipped, again.skipped]).toEqual([1, 1]);
+    await call("DELETE", `/groups/${group.id}`);
+    expect(sent.size).toBeGreaterThan(3);
+    expect(await scansOf(sent, { foreignKeyChecks: true })).toEqual([]);
+    // Not a scan, but as bad at scale: every one of the person's contexts read for each one imported.
+    const statement = (pattern: RegExp) => [...sent].find((sql) => pattern.test(sql)) ?? "";
+    expect(await planOf(statement(/^insert into "contexts".*imported_from =/s))).toContain(
+      "SEARCH c USING COVERING INDEX contexts_user_imported_idx (user_id=? AND imported_from=?)",
+    );
+    expect(await planOf(statement(/^delete from "groups"/))).toContain("SEARCH contexts USING COVERING INDEX contexts_group_idx (group_id=?)");
+  });
+});
+
 describe("an account's erasure", () => {
   it("finds the account's rows by an index, in its statements and in the foreign keys' checks of the rows it deletes", async () => {
     const call = caller(await h.signIn("leaver"));

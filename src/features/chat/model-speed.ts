@@ -1,6 +1,5 @@
 import { lt, sql } from "drizzle-orm";
 import { bind, perDb, template, type Db, type Step } from "../../platform/db";
-import { timeOrderedId } from "../../platform/encoding";
 import type { SpeedLabel } from "../../platform/models/catalog";
 import type { ModelRegistry } from "../../platform/models/registry";
 import { modelTimings } from "../../../schema/index";
@@ -33,13 +32,12 @@ export interface ExchangeTiming {
 
 /** The timing's row, for the batch that stores the exchange: on every message, so its statement is built once per handle. */
 export function timingStatement(db: Db, timing: ExchangeTiming): Step {
-  return bind(timingTemplate(db), { id: timeOrderedId("tim"), ...timing });
+  return bind(timingTemplate(db), { ...timing });
 }
 
 const timingTemplate = perDb((db) =>
   template(
     db.insert(modelTimings).values({
-      id: sql.placeholder("id"),
       model: sql.placeholder("model"),
       at: sql.placeholder("at"),
       firstTokenMs: sql.placeholder("firstTokenMs"),

@@ -248,9 +248,10 @@ function insertStatements(db: Db, userId: string, rows: ReturnType<typeof import
           json_extract(value, '$[11]')
         from json_each(${chunk})
         -- Already here: imported from the same source before, or this account's own context.
-        where json_extract(value, '$[11]') is null or not exists (
-          select 1 from ${contexts} c where c.user_id = ${userId}
-            and (c.imported_from = json_extract(value, '$[11]') or c.id = json_extract(value, '$[11]')))`,
+        -- Two lookups, each by its index (the one by source holds only imported contexts).
+        where json_extract(value, '$[11]') is null or (
+          not exists (select 1 from ${contexts} c where c.user_id = ${userId} and c.imported_from = json_extract(value, '$[11]'))
+          and not exists (select 1 from ${contexts} c where c.id = json_extract(value, '$[11]') and c.user_id = ${userId}))`,
       ),
     );
   }
