@@ -255,7 +255,7 @@ ${runTable(mix)}
 
 - Throughput app / Portkey, median of ${repeats} pairs (range): **${ratioText(mix.ratio)}** (target ≥ 1.0×): ${mix.ratio.median >= 1 ? "met" : "NOT met"}.
 - CPU per request, median: Portkey **${median(mix.runs.map((r) => r.a.cpuUsPerRequest)).toFixed(0)} µs**, app **${median(mix.runs.map((r) => r.b.cpuUsPerRequest)).toFixed(0)} µs**; Portkey / app ${ratioText(mix.cpuRatio)}.
-- Written per message by the app's process (wchar from /proc: the database's write-ahead log, its checkpoints, and the log), median: **${kib(median(mix.runs.map((r) => r.b.writtenBytesPerRequest)))}**.
+- Written per message by the app's process (wchar from /proc: the database's write-ahead log and its checkpoints; the app logs only errors), median: **${kib(median(mix.runs.map((r) => r.b.writtenBytesPerRequest)))}**.
 - Upstream calls per message with an API key, new contexts and continued ones (20 messages, one at a time): **${(upstreamCalls / probes.length).toFixed(2)}** (target 1: no title request).
 - Database round trips per message, counted at the driver one message at a time: **${maxBefore} before the model call, ${maxAfter} after** (targets: 1 and 1).
 - Errors and non-2xx: ${errors} (target 0).
