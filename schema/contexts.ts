@@ -94,12 +94,16 @@ export const messages = sqliteTable(
     rating: integer(),
   },
   (t) => [
-    index("messages_context_created_idx").on(t.contextId, t.createdAt, t.id),
-    // A message's siblings (the children of its parent, the first messages when null), in order.
+    // A message's siblings (the children of its parent, the first messages when null), in
+    // order; by its first column, a context's messages. The one index by context: a second,
+    // by (context, time), was two pages more in every message's commit and served only a
+    // context's export, which sorts the messages it reads anyway.
     index("messages_context_parent_idx").on(t.contextId, t.parentId, t.createdAt, t.id),
     // A person's messages, for their account's erasure: its delete, and the check of the
-    // users row's foreign key, would otherwise read every person's messages.
-    index("messages_user_idx").on(t.userId),
+    // users row's foreign key, would otherwise read every person's messages. With the
+    // context second, a statement naming both (a context's delete, its export, its
+    // attachments) reads that context's messages, not all of the person's.
+    index("messages_user_idx").on(t.userId, t.contextId),
     // The rated replies with what the admin's usage report counts of them (its thumbs up and
     // down), by time and by person: few of the messages, so these are small, and the report
     // reads only them.
