@@ -1,4 +1,4 @@
-import { count, eq, sum } from "drizzle-orm";
+import { asc, count, eq, sum } from "drizzle-orm";
 import { createServer } from "node:net";
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -66,7 +66,8 @@ async function ledger(token: string) {
   const credits = ((await (await h.request("/credits", { token })).json()) as { used: number }).used;
   const [usage] = await h.db.select({ credits: sum(usageEvents.credits) }).from(usageEvents).where(eq(usageEvents.userId, userId));
   const [holds] = await h.db.select({ n: count() }).from(creditHolds).where(eq(creditHolds.userId, userId));
-  const replies = await h.db.select({ model: messages.model }).from(messages).where(eq(messages.userId, userId));
+  // In the order they were written: without an ORDER BY, the order is whichever index SQLite reads.
+  const replies = await h.db.select({ model: messages.model }).from(messages).where(eq(messages.userId, userId)).orderBy(asc(messages.createdAt), asc(messages.id));
   return { credits, usage: Number(usage?.credits ?? 0), holds: holds!.n, replies: replies.filter((r) => r.model !== null).map((r) => r.model) };
 }
 
