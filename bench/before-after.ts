@@ -134,7 +134,8 @@ const mixUsers = 50;
 const mixJwts = tokens.slice(0, mixUsers);
 const mixLoads = new Map<string, { tokens: string[]; bodies: string[] }>();
 const seedMix = async (url: string) => {
-  const tokens: string[] = [];
+  // Two requests a user (a new context, the user's context continued), each with its key.
+  const keys: string[] = [];
   const bodies: string[] = [];
   await Promise.all(
     mixJwts.map(async (jwt) => {
@@ -144,11 +145,11 @@ const seedMix = async (url: string) => {
         const sent = await post(`${url}/chat/send`, key, { message: `How often should I water plant ${t}`, ...(contextId ? { contextId } : {}) });
         contextId = sent.contextId as string;
       }
-      tokens.push(key, key);
+      keys.push(key, key);
       bodies.push(JSON.stringify({ message: MIX_QUESTION }), JSON.stringify({ message: "And in winter, how often should I water a monstera?", contextId }));
     }),
   );
-  mixLoads.set(url, { tokens, bodies });
+  mixLoads.set(url, { tokens: keys, bodies });
 };
 const MIX_WARMUP_SECONDS = 5;
 const mixSide = (side: "before" | "after"): Side => ({

@@ -128,6 +128,9 @@ function cpuUsOf(pid: number, thread?: number): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
 }
 
+/** The chat mix's question: a new context's first message, and Portkey's one-message completion. */
+export const MIX_QUESTION = "How often should I water a monstera in winter?";
+
 /**
  * Portkey's open-source AI gateway (@portkey-ai/gateway), as its npm package starts it
  * (headless, no UI), in a fresh process: the relay the chat mix is measured against. It
@@ -153,9 +156,6 @@ export function portkeySide(label: string, upstream: string, options: { seconds:
     }),
   };
 }
-
-/** The chat mix's question: a new context's first message, and Portkey's one-message completion. */
-export const MIX_QUESTION = "How often should I water a monstera in winter?";
 
 export function writtenBytesOf(pid: number): number {
   return Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))![1]);
