@@ -11,7 +11,12 @@ export class CountingClient implements Client {
 
   constructor(
     private readonly inner: Client,
-    private readonly options: { /** Told each statement's SQL that `execute` or `batch` runs. */ onStatement?(sql: string): void } = {},
+    private readonly options: {
+      /** Told each statement's SQL that `execute` or `batch` runs. */
+      onStatement?(sql: string): void;
+      /** Told each statement's SQL and how many rows it returned, once `execute` or `batch` has run. */
+      onRows?(sql: string, rows: number): void;
+    } = {},
   ) {}
 
   /** Round trips so far. */
@@ -29,14 +34,28 @@ export class CountingClient implements Client {
 
   execute(stmt: InStatement, args?: InArgs): Promise<ResultSet> {
     this.#trips++;
-    this.options.onStatement?.(typeof stmt === "string" ? stmt : stmt.sql);
-    return args === undefined ? this.inner.execute(stmt) : this.inner.execute(stmt as string, args);
+    const sql = typeof stmt === "string" ? stmt : stmt.sql;
+    this.options.onStatement?.(sql);
+    const result = args === undefined ? this.inner.execute(stmt) : this.inner.execute(stmt as string, args);
+    const onRows = this.options.onRows;
+    if (!onRows) return result;
+    return result.then((r) => {
+      onRows(sql, r.rows.length);
+      return r;
+    });
   }
 
   batch(stmts: Array<InStatement | [string, InArgs?]>, mode?: TransactionMode): Promise<ResultSet[]> {
     this.#trips++;
-    for (const stmt of stmts) this.options.onStatement?.(typeof stmt === "string" ? stmt : Array.isArray(stmt) ? stmt[0] : stmt.sql);
-    return this.inner.batch(stmts, mode);
+    const sqls = stmts.map((stmt) => (typeof stmt === "string" ? stmt : Array.isArray(stmt) ? stmt[0] : stmt.sql));
+    for (const sql of sqls) this.options.onStatement?.(sql);
+    const results = this.inner.batch(stmts, mode);
+    const onRows = this.options.onRows;
+    if (!onRows) return results;
+    return results.then((rs) => {
+      for (const [i, r] of rs.entries()) onRows(sqls[i]!, r.rows.length);
+      return rs;
+    });
   }
 
   migrate(stmts: InStatement[]): Promise<ResultSet[]> {

@@ -49,6 +49,11 @@ export interface Harness {
   request(path: string, init?: RequestInit & { json?: unknown; token?: string; apiKey?: string }): Promise<Response>;
   /** An access token for a user named `name` (the same name is the same user). */
   signIn(name: string, claims?: Record<string, unknown>): Promise<string>;
+  /**
+   * The app over the same database through a handle of its own, as another process (or a
+   * Worker's other isolate) has it: nothing the app keeps in memory per handle is shared.
+   */
+  anotherProcess(): App;
   /** Serves the app on 127.0.0.1 and returns its base URL. */
   listen(): Promise<string>;
   /** Waits for the work replies left running (new contexts' titles) to finish. */
@@ -70,6 +75,8 @@ export async function createHarness(
     localOllama?: string;
     /** Told the SQL of each statement the app sends. */
     onStatement?(sql: string): void;
+    /** Told the SQL of each statement the app sends and how many rows it returned. */
+    onRows?(sql: string, rows: number): void;
   } = {},
 ): Promise<Harness> {
   const idp = await startIdentityProvider();
@@ -96,7 +103,7 @@ export async function createHarness(
   });
   // The same database, through a client that counts its round trips.
   const { client, settled } = node;
-  const counting = new CountingClient(client, { onStatement: options.onStatement });
+  const counting = new CountingClient(client, { onStatement: options.onStatement, onRows: options.onRows });
   const db = dbFromLibsql(counting);
   const deps: Deps = { ...node.deps, db };
   const roundTrips = () => counting.trips;
@@ -122,6 +129,10 @@ export async function createHarness(
       if (token) headers.set("Authorization", `Bearer ${token}`);
       if (apiKey) headers.set("X-API-Key", apiKey);
       return Promise.resolve(app.request(path, { ...rest, headers }));
+    },
+    anotherProcess: () => {
+      const other: Deps = { ...deps, db: dbFromLibsql(counting) };
+      return createApp(() => other);
     },
     signIn: (name, claims = {}) => idp.sign(`user:${name}`, { name, ...claims }),
     async listen() {

@@ -9,7 +9,7 @@ import { contexts, messages } from "../../../schema/index";
 import type { Credits } from "../account/credits";
 import { ContextNotFound, MessageNotFound } from "../contexts/errors";
 import { contextNameFrom } from "../contexts/context-names";
-import { branchReads, historyBudget, promptOf, type BranchEnd, type HistoryMessage } from "./branch";
+import { branchReads, historyBudget, promptOf, type BranchEnd, type BranchRead, type HistoryMessage } from "./branch";
 import { ModelLacksCapability, NotAnswerable, ParentNotAReply } from "./errors";
 import { answer, contextWindowOf, creditsAfter, release, store, type AnswerRequest, type ChatDeps, type Exchange } from "./exchange";
 import { answerChain, defaultModelFor, requireModel } from "./model-chain";
@@ -131,7 +131,7 @@ export async function openMessage(deps: ChatDeps, input: OpenMessageInput): Prom
   const found = reads?.(opened.results);
   if (opened.kind === "refused") throw (statusOf(opened.error.code) === 402 && found && refusalOf(turn, contextId, found)) || opened.error;
 
-  const branch = found?.branch ?? [];
+  const branch = found ? await wholeBranch(deps, opened.exchange, found.branch) : [];
   const [parentId, message, previous] =
     turn.kind === "regenerate" ? [branch[0]!.id, branch[0]!.content, branch.slice(1)] : [branch[0]?.id ?? null, turn.message, branch];
   const instructions = turn.contextId === undefined ? (turn.kind === "send" ? (turn.instructions ?? null) : null) : (found?.context?.instructions ?? null);
@@ -157,6 +157,17 @@ async function promptWithFiles(deps: ChatDeps, exchange: Exchange, userId: strin
     return await withAttachments(deps, userId, { prompt, ...files, images: exchange.chain.every((m) => m.images), contextWindow: contextWindowOf(exchange) });
   } catch (err) {
     await release(deps, exchange, "the message's attachments could not be read");
+    throw err;
+  }
+}
+
+/** The branch the opening batch found, read again whole when what this process kept fell short; a failure releases the charge. */
+async function wholeBranch(deps: ChatDeps, exchange: Exchange, read: BranchRead): Promise<HistoryMessage[]> {
+  if ("rows" in read) return read.rows;
+  try {
+    return await read.readWhole();
+  } catch (err) {
+    await release(deps, exchange, "the conversation's history could not be read");
     throw err;
   }
 }
@@ -190,7 +201,7 @@ function walkBudget(deps: ChatDeps, input: OpenMessageInput): number {
 }
 
 type Reads = ReturnType<typeof branchReads>;
-type Found = { context: { updatedAt: number; instructions: string | null } | undefined; reply: { role: string; parentRole: string | null } | undefined; branch: HistoryMessage[] };
+type Found = { context: { updatedAt: number; instructions: string | null } | undefined; reply: { role: string; parentRole: string | null } | undefined; branch: BranchRead };
 
 /** Adds the context's reads to the opening batch; returns what reads their results. */
 function addReads(batch: Batch, reads: Reads): (results: Results) => Found {
