@@ -11,7 +11,7 @@ import { contexts, messages } from "../../../schema/index";
 // window. The branch is read by walking up `parent_id` from where it ends, in the batch
 // that opens the exchange; the walk stops once the messages read fill the window, so a
 // message costs the same at depth 1,000 as at depth 100. It also stops at the end of the
-// branch it read last time (kept per context in this process, see KnownBranches): a
+// branch it read last time (kept per context in this process, see KnownBranch): a
 // message in a conversation that goes on reads the exchange added since, not the window
 // again.
 // ---------------------------------------------------------------------------------------
