@@ -123,6 +123,39 @@ describe("credit holds", () => {
     expect(h.logs.lines.some((l) => l.msg === "chat charge refunded" && l.fields.requestId === "req-crashed")).toBe(false);
   });
 
+  it("looks for a person's dead holds at most once a renewal interval in a process, and at once in another", async () => {
+    const interval = renewalInterval({ MODEL_TIMEOUT_MS });
+    const token = await h.signIn("hold-interval");
+    await dieMidExchange(token, "lost");
+    // Just young still: this message looks, and leaves it.
+    h.clock.advance(STALE - 2);
+    expect((await send(token, { message: "a" })).status).toBe(200);
+    expect((await ledger(token)).holds).toBe(1);
+    // Stale now, but this process looked less than an interval ago: the hold stays.
+    h.clock.advance(2);
+    expect((await send(token, { message: "b" })).status).toBe(200);
+    h.clock.advance(interval - 3);
+    expect((await send(token, { message: "c" })).status).toBe(200);
+    expect(await ledger(token)).toEqual({ credits: 4, usage: 3, exchanges: 3, holds: 1 });
+    // An interval after it looked, it looks again: released, and this message charged.
+    h.clock.advance(1);
+    expect((await send(token, { message: "d" })).status).toBe(200);
+    expect(await ledger(token)).toEqual({ credits: 4, usage: 4, exchanges: 4, holds: 0 });
+
+    // Another process (or a Worker's other isolate) has not looked: it releases at once.
+    const other = await h.signIn("hold-interval-other");
+    await dieMidExchange(other, "lost");
+    h.clock.advance(STALE - 2);
+    expect((await send(other, { message: "a" })).status).toBe(200);
+    h.clock.advance(2);
+    expect((await send(other, { message: "b" })).status).toBe(200);
+    expect((await ledger(other)).holds).toBe(1);
+    const elsewhere = h.anotherProcess();
+    const res = await elsewhere.request("/chat/send", { method: "POST", headers: { Authorization: `Bearer ${other}`, "Content-Type": "application/json" }, body: JSON.stringify({ message: "c" }) });
+    expect(res.status).toBe(200);
+    expect(await ledger(other)).toEqual({ credits: 3, usage: 3, exchanges: 3, holds: 0 });
+  });
+
   it("frees a dead exchange's Idempotency-Key with its hold, so the retry runs once and is charged once in total", async () => {
     const token = await h.signIn("hold-retry");
     await dieMidExchange(token, "hello", "retry-after-crash");

@@ -11,8 +11,10 @@ import { contexts, creditDays, creditHolds, idempotencyKeys, messages, runningRe
 // third of the model timeout while it runs, so a reply may stream for as long as the model
 // keeps sending. A process that dies leaves its hold behind, no longer renewed; once its
 // last renewal is older than the model timeout plus a margin, no live exchange can still
-// own it, and whoever sees it first (the user's next debit, the Node server's start, the
-// daily job) refunds it to the day it was charged on and frees its Idempotency-Key.
+// own it, and whoever sees it first (the user's next debit, in a process that has not
+// looked for the user's dead holds within a renewal interval: opening.ts; the Node
+// server's start; the daily job) refunds it to the day it was charged on and frees its
+// Idempotency-Key.
 // Every statement here is a query-builder statement, so it can join a batch on D1 too.
 // ---------------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
 import { and, eq, sql, type Placeholder, type SQL } from "drizzle-orm";
+import QuickLRU from "quick-lru";
 import type { Principal } from "../../platform/auth/principal";
 import { ensureUserStep } from "../../platform/auth/users";
 import { timeOrderedId } from "../../platform/encoding";
@@ -10,7 +11,7 @@ import { creditsFor, debitStatement, describeWait, GRANT_DAY, secondsUntil, utcD
 import { dayAllowance, entitlementRefusal, entitlementValues, grantAllowance, hasKeyLimits, keyCreditsUsed, keyGuards, type Entitlement } from "./entitlements";
 import { CreditsUsedUp, IdempotencyKeyInUse, IdempotencyKeyReused, ModelUnavailable, PriceOverAllowance } from "./errors";
 import type { ChatDeps, Exchange } from "./exchange";
-import { HOLD_MARGIN_MS, holdStatement, releaseStaleStatements, staleBefore } from "./holds";
+import { HOLD_MARGIN_MS, holdStatement, releaseStaleStatements, renewalInterval, staleBefore } from "./holds";
 import { callsThisMinute, countCallStatements, minuteOf, planRateRefusal, plansLimitCalls, withinPlanRate } from "./plan-rate";
 import { claimHeldGuard, claimState, claimStatement, newClaim, readClaimStep, releaseClaimStatement, type IdempotencyClaim } from "./idempotency";
 import { answerChain, defaultModelFor, holdPrice, requireModel, unavailable } from "./model-chain";
@@ -231,6 +232,25 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
   return { kind: "refused", error: refusal(input.principal, model, chain, account?.used ?? 0, day, entitlement, at), results };
 }
 
+/**
+ * When this process last looked for each user's abandoned holds (ms). Six statements that
+ * nearly always find nothing were a tenth of the database's work for a message; a busy
+ * person's messages now look once every renewal interval (MODEL_TIMEOUT_MS / 3), so a hold
+ * left by a process that died is released that much later at most, past the model timeout
+ * that makes it stale. Forgetting (a restart, an entry dropped) only makes the next message
+ * look again: releasing is always right, and only ever gives back.
+ */
+const staleReleases = perDb(() => new QuickLRU<string, number>({ maxSize: 10_000 }));
+
+function staleReleaseDue(deps: ChatDeps, userId: string, at: Date): boolean {
+  const released = staleReleases(deps.db);
+  const last = released.get(userId);
+  // A clock that went back (another node's, a test's) looks again.
+  if (last !== undefined && at.getTime() >= last && at.getTime() - last < renewalInterval(deps.config)) return false;
+  released.set(userId, at.getTime());
+  return true;
+}
+
 /** The opening's statements, added to the batch in the order they must run; the slots of what is read back. */
 function addOpeningSteps(
   deps: ChatDeps,
@@ -246,8 +266,10 @@ function addOpeningSteps(
   if (user) batch.add(user);
   // The holds of this user's exchanges that died are released first, so that their
   // credits and their Idempotency-Keys are free for this one.
-  const stale = { userId, staleBefore: staleBefore(config, at).getTime() };
-  for (const release of prepared.releaseStale) batch.add(bind(release, stale));
+  if (staleReleaseDue(deps, userId, at)) {
+    const stale = { userId, staleBefore: staleBefore(config, at).getTime() };
+    for (const release of prepared.releaseStale) batch.add(bind(release, stale));
+  }
   if (claim) batch.add(step(claimStatement(db, claim, at, config.MODEL_TIMEOUT_MS + HOLD_MARGIN_MS)));
   const message = requires?.message;
   const rate = plansLimitCalls(config.plans);
