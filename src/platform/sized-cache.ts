@@ -2,8 +2,8 @@
  * A map that keeps its most recently used entries up to a total size (what each entry
  * weighs is the caller's measure: characters, bytes). quick-lru, which the rest of the
  * service uses, bounds the number of entries only, and an entry here can weigh a thousand
- * times another; lru-cache, which bounds the size, would add about 5 KiB to the Worker's
- * bundle for these twenty lines.
+ * times another; lru-cache 11, which bounds the size, would add 5.8 KiB (minified,
+ * gzipped) to the Worker's bundle for these twenty lines.
  */
 export class SizedCache<K, V> {
   private readonly entries = new Map<K, { value: V; size: number }>();
