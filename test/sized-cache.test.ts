@@ -9,12 +9,12 @@ describe("SizedCache", () => {
     expect(cache.get("a")).toBe("A"); // now the newest
     cache.set("c", "C", 4); // 12 > 10: the least recently used (b) goes
     expect([cache.get("a"), cache.get("b"), cache.get("c")]).toEqual(["A", undefined, "C"]);
-    expect(cache.size).toBe(8);
+    expect(cache.totalSize).toBe(8);
     cache.set("d", "D", 7); // over the entry limit: not kept, and nothing evicted for it
     expect([cache.get("a"), cache.get("c"), cache.get("d")]).toEqual(["A", "C", undefined]);
     cache.set("a", "A2", 2); // replaced: its old size is given back
-    expect(cache.size).toBe(6);
+    expect(cache.totalSize).toBe(6);
     cache.delete("c");
-    expect([cache.get("a"), cache.get("c"), cache.size]).toEqual(["A2", undefined, 2]);
+    expect([cache.get("a"), cache.get("c"), cache.totalSize]).toEqual(["A2", undefined, 2]);
   });
 });

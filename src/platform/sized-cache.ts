@@ -43,8 +43,8 @@ export class SizedCache<K, V> {
     this.total -= entry.size;
   }
 
-  /** The total size kept. */
-  get size(): number {
+  /** The total size kept (not the number of entries, as a Map's `size` is). */
+  get totalSize(): number {
     return this.total;
   }
 }

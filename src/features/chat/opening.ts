@@ -235,11 +235,11 @@ export async function openExchange(deps: ChatDeps, input: OpenExchangeInput): Pr
 /**
  * When this process last looked for each user's abandoned holds (ms). Six statements that
  * nearly always find nothing were about 7% of the database thread's work for a message
- * (replayed: 120 to 185 µs of 2,100 to 2,300); a busy
- * person's messages now look once every renewal interval (MODEL_TIMEOUT_MS / 3), so a hold
- * left by a process that died is released that much later at most, past the model timeout
- * that makes it stale. Forgetting (a restart, an entry dropped) only makes the next message
- * look again: releasing is always right, and only ever gives back.
+ * (replayed: 120 to 185 µs of 2,100 to 2,300); a busy person's messages now look once every
+ * renewal interval (MODEL_TIMEOUT_MS / 3), so a hold left by a process that died is
+ * released that much later at most, past the model timeout that makes it stale. Forgetting
+ * (a restart, an entry dropped) only makes the next message look again: releasing is
+ * always right, and only ever gives back.
  */
 const staleReleases = perDb(() => new QuickLRU<string, number>({ maxSize: 10_000 }));
 
