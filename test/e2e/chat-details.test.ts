@@ -160,22 +160,30 @@ describe.skipIf(!hasChromium)("the chat's details", () => {
     });
   }
 
-  it("shows that a reply is being written before its first word", async () => {
-    const context = await stack.newContext();
-    const page = await context.newPage();
-    await logInLocally(page, "quin");
-    stack.upstream.mode = "slow";
-    await composer(page).fill("are you there?");
-    await composer(page).press("Enter");
-    const writing = page.getByRole("status").filter({ hasText: "The assistant is writing a reply" });
-    await writing.waitFor();
-    // Dots a person sees, not the "…" text of before.
-    expect((await writing.boundingBox())!.width).toBeGreaterThan(20);
-    expect(await lastReply(page).textContent()).not.toContain("…");
-    await page.getByRole("button", { name: "Stop" }).click();
-    await writing.waitFor({ state: "detached" });
-    await context.close();
-  });
+  // The other files' contexts ask for reduced motion (stack.ts): here, both kinds of person.
+  for (const motion of ["no-preference", "reduce"] as const) {
+    it(`shows that a reply is being written before its first word: dots that ${motion === "reduce" ? "stand still for a person who asked for less motion" : "pulse"}`, async () => {
+      const context = await stack.newContext({ motion });
+      const page = await context.newPage();
+      await logInLocally(page, `quin-${motion}`);
+      stack.upstream.mode = "slow";
+      await composer(page).fill("are you there?");
+      await composer(page).press("Enter");
+      const writing = page.getByRole("status").filter({ hasText: "The assistant is writing a reply" });
+      await writing.waitFor();
+      // Dots a person sees, not the "…" text of before.
+      expect((await writing.boundingBox())!.width).toBeGreaterThan(20);
+      expect(await lastReply(page).textContent()).not.toContain("…");
+      // The animations running on the dots, as the browser plays them.
+      const running = await writing.evaluate((status) =>
+        status.getAnimations({ subtree: true }).map((a) => `${(a as CSSAnimation).animationName} ${a.playState}`),
+      );
+      expect(running).toEqual(motion === "reduce" ? [] : ["writing running", "writing running", "writing running"]);
+      await page.getByRole("button", { name: "Stop" }).click();
+      await writing.waitFor({ state: "detached" });
+      await context.close();
+    });
+  }
 
   it("reads a reply aloud in the profile's language, its words without Markdown or code, and stops on request", async () => {
     const context = await stack.newContext();
