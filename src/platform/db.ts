@@ -1,6 +1,6 @@
 import type { D1Database } from "@cloudflare/workers-types";
 import type { Client, InValue } from "@libsql/client";
-import { fillPlaceholders, type Query } from "drizzle-orm";
+import { fillPlaceholders, is, Param, Placeholder, type Query } from "drizzle-orm";
 import { drizzle as drizzleD1 } from "drizzle-orm/d1";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 // The `http` entry's drizzle() wraps whatever Client it is given (the Node thread client
@@ -86,11 +86,36 @@ export interface Step<R = void> {
  */
 export interface Template<K extends string = never> extends Query {
   readonly fields: readonly K[];
+  /** Its parameters' values for a call: see fillerOf. */
+  readonly fill: (values: Record<string, unknown>) => unknown[];
+}
+
+/**
+ * How a statement's parameters are filled, decided once for the statement, as drizzle's
+ * fillPlaceholders decides it: a placeholder takes its value by name; a placeholder a column
+ * encodes (an insert's values) takes it through the column's encoder; anything else is a
+ * value already. fillPlaceholders decides it again for every parameter of every call,
+ * through drizzle's `is`, which walks class chains: in a profile of the chat mix
+ * (BENCHMARKS.md), filling a message's statements took about 70 µs of its main thread.
+ */
+function fillerOf(params: readonly unknown[]): Template["fill"] {
+  const fillers = params.map((p): ((values: Record<string, unknown>) => unknown) => {
+    const placeholder = is(p, Placeholder) ? p : is(p, Param) && is(p.value, Placeholder) ? p.value : undefined;
+    if (!placeholder) return () => p;
+    const { name } = placeholder;
+    const encoder = placeholder === p ? undefined : (p as Param).encoder;
+    return (values) => {
+      if (!(name in values)) throw new Error(`No value for placeholder "${name}" was provided`);
+      return encoder ? encoder.mapToDriverValue(values[name]) : values[name];
+    };
+  });
+  return (values) => fillers.map((fill) => fill(values));
 }
 
 /** A statement that selects nothing to read (an insert, update or delete without returning). */
 export function template(query: ToSql): Template {
-  return { ...query.toSQL(), fields: [] };
+  const built = query.toSQL();
+  return { ...built, fields: [], fill: fillerOf(built.params) };
 }
 
 /**
@@ -98,7 +123,8 @@ export function template(query: ToSql): Template {
  * `fields`: the same object the query selects, so the names and the columns cannot drift.
  */
 export function selectTemplate<K extends string>(fields: Record<K, unknown>, query: ToSql): Template<K> {
-  return { ...query.toSQL(), fields: Object.keys(fields) as K[] };
+  const built = query.toSQL();
+  return { ...built, fields: Object.keys(fields) as K[], fill: fillerOf(built.params) };
 }
 
 const ignoreRows = () => undefined;
@@ -107,17 +133,19 @@ const ignoreRows = () => undefined;
 export function bind(statement: Template<string>, values: Record<string, unknown>): Step;
 export function bind<K extends string, R>(statement: Template<K>, values: Record<string, unknown>, read: (rows: Row<K>[]) => R): Step<R>;
 export function bind<K extends string, R>(statement: Template<K>, values: Record<string, unknown>, read?: (rows: Row<K>[]) => R): Step<R | undefined> {
-  return { sql: statement.sql, args: fillPlaceholders(statement.params, values), fields: statement.fields, read: (read ?? ignoreRows) as Step<R>["read"] };
+  return { sql: statement.sql, args: statement.fill(values), fields: statement.fields, read: (read ?? ignoreRows) as Step<R>["read"] };
 }
 
 /** A query built for this call (no placeholders) that selects nothing to read, as a step of a Batch. */
 export function step(query: ToSql): Step {
-  return bind(template(query), {});
+  const { sql, params } = query.toSQL();
+  return { sql, args: fillPlaceholders(params, {}), fields: [], read: ignoreRows };
 }
 
 /** A select built for this call, its rows read by the names of `fields` (the object it selects). */
 export function selectStep<K extends string, R>(fields: Record<K, unknown>, query: ToSql, read: (rows: Row<K>[]) => R): Step<R> {
-  return bind(selectTemplate(fields, query), {}, read);
+  const { sql, params } = query.toSQL();
+  return { sql, args: fillPlaceholders(params, {}), fields: Object.keys(fields), read: read as Step<R>["read"] };
 }
 
 /** A reader of every row, each made by `row` from its named values. */
