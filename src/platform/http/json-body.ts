@@ -131,28 +131,47 @@ function unstorable(text: string): string | null {
 }
 
 /**
- * `messages[1].content`: where a value sits in the body, as a client would write it. A key
- * is quoted as an excerpt, like every echo of input: the message stays short however long
- * the key.
+ * `messages[1].content`: where a value sits in the body (the keys and indexes down to it),
+ * as a client would write it. A key is quoted as an excerpt, like every echo of input: the
+ * message stays short however long the key.
  */
-function pathOf(path: string, key: string | number): string {
-  if (typeof key === "number") return `${path}[${key}]`;
-  const step = /^[A-Za-z_$][\w$]*$/.test(key) ? excerpt(key) : `"${excerpt(key.replace(/["\\]/g, "\\$&"))}"`;
-  return path === "" ? step : `${path}.${step}`;
+function pathOf(at: ReadonlyArray<string | number>): string {
+  let path = "";
+  for (const key of at) {
+    if (typeof key === "number") {
+      path += `[${key}]`;
+      continue;
+    }
+    const step = /^[A-Za-z_$][\w$]*$/.test(key) ? excerpt(key) : `"${excerpt(key.replace(/["\\]/g, "\\$&"))}"`;
+    path = path === "" ? step : `${path}.${step}`;
+  }
+  return path;
 }
 
-/** Refuses the first string (value or object key) that could not be stored faithfully. */
-function refuseUnstorable(value: unknown, path = ""): void {
+const refusal = (at: ReadonlyArray<string | number>, problem: string) => new ApiError("invalid_request", `${pathOf(at) || "the request body"}: ${problem}`);
+
+/**
+ * Refuses the first string (value or object key) that could not be stored faithfully. The
+ * keys and indexes down to the value are kept in `at`, and written out as a path only for
+ * the message of a refusal: every request's body passes through here.
+ */
+function refuseUnstorable(value: unknown, at: Array<string | number> = []): void {
   if (typeof value === "string") {
     const problem = unstorable(value);
-    if (problem) throw new ApiError("invalid_request", `${path || "the request body"}: ${problem}`);
+    if (problem) throw refusal(at, problem);
   } else if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) refuseUnstorable(item, pathOf(path, i));
+    for (const [i, item] of value.entries()) {
+      at.push(i);
+      refuseUnstorable(item, at);
+      at.pop();
+    }
   } else if (value !== null && typeof value === "object" && !(value instanceof InexactInteger)) {
     for (const [key, item] of Object.entries(value)) {
       const problem = unstorable(key);
-      if (problem) throw new ApiError("invalid_request", `${path || "the request body"}: a key ${problem}`);
-      refuseUnstorable(item, pathOf(path, key));
+      if (problem) throw refusal(at, `a key ${problem}`);
+      at.push(key);
+      refuseUnstorable(item, at);
+      at.pop();
     }
   }
 }
