@@ -42,10 +42,20 @@ function defaultModelId(): SQL {
 }
 
 function defaultPriceValues(models: ModelRegistry): Record<string, unknown> {
-  const price = (m: RegisteredModel) => (m.available ? holdPrice(answerChain(models, m)) : null);
-  const fallback = models.defaultModel()!;
-  return { fallbackPrice: price(fallback), fallbackModel: fallback.id, prices: JSON.stringify(Object.fromEntries(models.list().map((m) => [m.id, price(m)]))) };
+  const list = models.list();
+  let values = defaultPrices.get(list);
+  if (!values) {
+    const price = (m: RegisteredModel) => (m.available ? holdPrice(answerChain(models, m)) : null);
+    const fallback = models.defaultModel()!;
+    values = { fallbackPrice: price(fallback), fallbackModel: fallback.id, prices: JSON.stringify(Object.fromEntries(list.map((m) => [m.id, price(m)]))) };
+    defaultPrices.set(list, values);
+  }
+  return values;
 }
+
+// The same for every message until the registry rebuilds its list (a new array, as it does
+// when a provider's list of models changes): worked out once per list.
+const defaultPrices = new WeakMap<readonly RegisteredModel[], Record<string, unknown>>();
 
 /** Which guards a debit carries, besides its price: each shape is one template. */
 interface DebitShape {
