@@ -91,7 +91,7 @@ export async function startStack(
       // spinner, the dots of a reply being written) then stand still, and Chromium does not
       // paint a frame of them 60 times a second while a test waits. Four of the longest files
       // took 8% less CPU (139 and 130 CPU-s against 128 and 120). What moves, and for whom,
-      // is tested on its own (accessibility.test.ts).
+      // is tested on its own (chat-details.test.ts, the dots of a reply being written).
       const context = await browser.newContext({ baseURL: server.url, viewport: { width, height }, colorScheme, reducedMotion: motion });
       contexts.add(context);
       // Stands in for the identity provider's picture host: a 2x2 PNG for any path. Only
