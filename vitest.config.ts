@@ -56,7 +56,7 @@ export default defineConfig({
           name: "node",
           include: ["test/**/*.test.ts"],
           exclude: ["test/worker/**", "test/e2e/**", "node_modules/**"],
-          globalSetup: ["./test/support/build-server.ts"],
+          globalSetup: ["./test/support/build-server.ts", "./test/support/migrated-database.ts"],
           // A worker's files share its modules: importing the app again for each of 47 files
           // cost about 75 s of CPU. No test keeps state in a module; each builds its own app
           // and database (createHarness) or server.

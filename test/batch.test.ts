@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Batch, bind, eachRow, firstRow, selectStep, selectTemplate, type Db } from "../src/platform/db";
 import { openDatabase } from "../src/platform/node/open-database";
 import { plants, users } from "../schema/index";
+import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // Batch (src/platform/db.ts): statements built once with placeholders, bound per call, run
 // in one transaction through the driver's own batch, each result read by its slot. The
@@ -16,7 +17,7 @@ let db: Db;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "plant-chat-batch-"));
-  opened = await openDatabase(`file:${join(dir, "batch.db")}`);
+  opened = await openDatabase(`file:${join(dir, "batch.db")}`, undefined, undefined, BUILT_DATABASE_THREAD);
   db = opened.db;
   await db.insert(users).values({ id: "usr_a", issuer: "https://idp.example/", subject: "a", name: "a", createdAt: new Date(0) });
 });

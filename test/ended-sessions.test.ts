@@ -14,6 +14,7 @@ import { createHarness, type Harness } from "./support/harness";
 import { startIdentityProvider, type IdentityProvider } from "./support/identity-provider";
 import { startServerProcess, type ServerProcess } from "./support/server-process";
 import { HARNESS_ORIGIN, newWallet, postWalletProof, siweMessage } from "./support/wallet";
+import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // Ended stays ended (issue 24): a session that was signed out, ended from another device or
 // ended by a reused refresh token, and a sign-in method removed from its account, never
@@ -155,7 +156,7 @@ describe("a session that ended, among many others", () => {
 
     // Another process (a restart, another instance) over the same database refuses it too.
     const config = parseConfig({ AUTH_JWKS_URL: h.idp.jwksUrl, AUTH_ISSUER: h.idp.issuer, AUTH_AUDIENCE: h.idp.audience, LOG_LEVEL: "error" });
-    const other = await createNodeDeps(config, { databaseUrl: `file:${h.dbFile}`, now: h.clock.now });
+    const other = await createNodeDeps(config, { databaseUrl: `file:${h.dbFile}`, builtDatabaseThread: BUILT_DATABASE_THREAD, now: h.clock.now });
     try {
       const app = createApp(() => other.deps);
       const res = await app.request("/me", { headers: { Authorization: `Bearer ${victim.session.accessToken}` } });

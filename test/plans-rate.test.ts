@@ -7,6 +7,7 @@ import { openDatabase } from "../src/platform/node/open-database";
 import { expectError } from "./support/expect-error";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
 import { createHarness, type Harness } from "./support/harness";
+import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // A plan's requestsPerMinute on Node: the model calls an account may ask for in a UTC minute,
 // counted in the database by the batch that debits, so it holds for every surface that calls
@@ -79,7 +80,7 @@ describe("a plan's requestsPerMinute", () => {
 
   it("holds across processes: a second server over the same database counts into the same minute", async () => {
     const token = await onPlan("rate-two-servers", "limited");
-    const second = await openDatabase(`file:${h.dbFile}`);
+    const second = await openDatabase(`file:${h.dbFile}`, undefined, undefined, BUILT_DATABASE_THREAD);
     const other = createApp(() => ({ ...h.deps, db: second.db }));
     try {
       const viaOther = () =>

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../src/platform/config";
 import { createNodeDeps } from "../src/platform/node/node-deps";
 import { createHarness, createMemoryLogger, type Harness } from "./support/harness";
+import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // The small ones of issue 24: the database and key files were created world-readable (0644),
 // and JSON replies carried no X-Content-Type-Options: nosniff.
@@ -22,7 +23,7 @@ describe("the data folder", () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   const open = async (folder: string, logs = createMemoryLogger()) => {
-    const node = await createNodeDeps(config, { databaseUrl: `file:${join(folder, "local.db")}`, log: logs.log });
+    const node = await createNodeDeps(config, { databaseUrl: `file:${join(folder, "local.db")}`, builtDatabaseThread: BUILT_DATABASE_THREAD, log: logs.log });
     // A write, so that SQLite makes its -wal and -shm files.
     await node.deps.db.run("create table if not exists t (x)");
     node.client.close();

@@ -12,6 +12,7 @@ import { expectError } from "./support/expect-error";
 import { createHarness, type Harness } from "./support/harness";
 import { startSiteverify } from "./support/siteverify";
 import { HARNESS_ORIGIN, newWallet, postWalletProof, siweMessage } from "./support/wallet";
+import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // Sign-up that cannot be farmed (issue 24). The attack: 300 fresh wallets signed in from one
 // address in 16 s, each a new account with the day's free credits. Now new accounts proved by
@@ -79,7 +80,7 @@ describe("new accounts per client address (SIGN_UPS_PER_ADDRESS_PER_HOUR)", () =
 
     // A restart (a new process over the same database) refuses too: the count is a row.
     const config = parseConfig({ AUTH_JWKS_URL: h.idp.jwksUrl, AUTH_ISSUER: h.idp.issuer, AUTH_AUDIENCE: h.idp.audience, LOG_LEVEL: "error" });
-    const other = await createNodeDeps(config, { databaseUrl: `file:${h.dbFile}`, now: h.clock.now });
+    const other = await createNodeDeps(config, { databaseUrl: `file:${h.dbFile}`, builtDatabaseThread: BUILT_DATABASE_THREAD, now: h.clock.now });
     const server = await new Promise<ServerType>((resolve) => {
       const s = serveNode(createApp(() => other.deps).fetch, { port: 0, hostname: "127.0.0.1" }, () => resolve(s));
     });
@@ -119,7 +120,7 @@ describe("the sign-up policy (SIGN_UP)", () => {
   /** The same database served with another sign-up configuration, as after the operator changes it and restarts. */
   async function withConfig(env: Record<string, string>) {
     const config = parseConfig({ AUTH_JWKS_URL: h.idp.jwksUrl, AUTH_ISSUER: h.idp.issuer, AUTH_AUDIENCE: h.idp.audience, LOG_LEVEL: "error", ...env });
-    const node = await createNodeDeps(config, { databaseUrl: `file:${h.dbFile}`, now: h.clock.now });
+    const node = await createNodeDeps(config, { databaseUrl: `file:${h.dbFile}`, builtDatabaseThread: BUILT_DATABASE_THREAD, now: h.clock.now });
     const app = createApp(() => node.deps);
     const request = (path: string, init: RequestInit & { json?: unknown; token?: string } = {}) => {
       const headers = new Headers(init.headers);

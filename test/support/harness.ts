@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
+import { inject } from "vitest";
 import { createApp, type App } from "../../src/app";
 import { parseConfig } from "../../src/platform/config";
 import { dbFromLibsql, type Db } from "../../src/platform/db";
@@ -62,8 +63,9 @@ export interface Harness {
 }
 
 /**
- * The app over a fresh libSQL file migrated from migrations/, trusting a real identity
- * provider on loopback. `env` adds or overrides configuration variables.
+ * The app over a fresh libSQL file migrated from migrations/ (a copy of the one migrated for
+ * the run), trusting a real identity provider on loopback. `env` adds or overrides
+ * configuration variables.
  */
 export async function createHarness(
   options: {
@@ -82,6 +84,8 @@ export async function createHarness(
   const idp = await startIdentityProvider();
   const dir = mkdtempSync(join(tmpdir(), "plant-chat-test-"));
   const dbFile = join(dir, "test.db");
+  // A copy of the file migrated once for the run (./migrated-database.ts).
+  copyFileSync(inject("migratedDatabase"), dbFile);
   const clock = options.clock ?? createClock();
   const logs = createMemoryLogger();
   const config = parseConfig({
