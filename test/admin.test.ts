@@ -4,12 +4,10 @@ import { parseAdmins } from "../src/platform/admins";
 import { userIdFor } from "../src/platform/auth/identity";
 import { parseConfig } from "../src/platform/config";
 import { createRuntime } from "../src/platform/deps";
-import { openDatabase } from "../src/platform/node/open-database";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
-import { createHarness, type Harness } from "./support/harness";
+import { createHarness, openDatabaseFile, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
 import { HARNESS_ORIGIN } from "./support/wallet";
-import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // The operator's console on Node: who is an admin (ADMINS), and every /admin operation
 // walked by an admin and refused to everyone else; suspension, its audit record, and the
@@ -124,7 +122,7 @@ describe("suspension", () => {
     expect((await h.request("/auth/refresh", { method: "POST", headers: { Cookie: `refresh_token=${session.cookie}`, Origin: HARNESS_ORIGIN } })).status).toBe(401);
 
     // Another process over the same database (a restart) refuses it too.
-    const other = await openDatabase(`file:${h.dbFile}`, undefined, undefined, BUILT_DATABASE_THREAD);
+    const other = await openDatabaseFile(h.dbFile);
     try {
       const runtime = await createRuntime(parseConfig({ AUTH_JWKS_URL: h.idp.jwksUrl, AUTH_ISSUER: h.idp.issuer, AUTH_AUDIENCE: h.idp.audience, LOG_LEVEL: "error" }));
       const restarted = createApp(() => ({ ...runtime, db: other.db }));

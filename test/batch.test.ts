@@ -4,20 +4,19 @@ import { join } from "node:path";
 import { eq, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Batch, bind, eachRow, firstRow, selectStep, selectTemplate, type Db } from "../src/platform/db";
-import { openDatabase } from "../src/platform/node/open-database";
 import { plants, users } from "../schema/index";
-import { BUILT_DATABASE_THREAD } from "./support/build-server";
+import { openDatabaseFile } from "./support/harness";
 
 // Batch (src/platform/db.ts): statements built once with placeholders, bound per call, run
 // in one transaction through the driver's own batch, each result read by its slot. The
 // chat path runs on it, on Node here and on D1 in test/worker/chat.test.ts.
 let dir: string;
-let opened: Awaited<ReturnType<typeof openDatabase>>;
+let opened: Awaited<ReturnType<typeof openDatabaseFile>>;
 let db: Db;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "plant-chat-batch-"));
-  opened = await openDatabase(`file:${join(dir, "batch.db")}`, undefined, undefined, BUILT_DATABASE_THREAD);
+  opened = await openDatabaseFile(join(dir, "batch.db"));
   db = opened.db;
   await db.insert(users).values({ id: "usr_a", issuer: "https://idp.example/", subject: "a", name: "a", createdAt: new Date(0) });
 });

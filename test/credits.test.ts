@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../src/app";
-import { openDatabase } from "../src/platform/node/open-database";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
-import { createHarness, type Harness } from "./support/harness";
-import { BUILT_DATABASE_THREAD } from "./support/build-server";
+import { createHarness, openDatabaseFile, type Harness } from "./support/harness";
 
 let up: FakeUpstream;
 let h: Harness;
@@ -39,7 +37,7 @@ describe("the daily allowance", () => {
   it("lets exactly DAILY_CREDITS of many concurrent sends through, across two app nodes on one database", async () => {
     const token = await h.signIn("concurrent");
     // A second node: its own app and database connection, sharing the database.
-    const second = await openDatabase(`file:${h.dbFile}`, undefined, undefined, BUILT_DATABASE_THREAD);
+    const second = await openDatabaseFile(h.dbFile);
     const node2 = createApp(() => ({ ...h.deps, db: second.db }));
     try {
       const requests = Array.from({ length: 40 }, (_, i) => {

@@ -180,7 +180,7 @@ describe("the thread's native statements", () => {
 
 describe("the embedded database as the server opens it", () => {
   it("serves on a connection with WAL, synchronous=FULL, foreign keys, a 64 MiB cache and rarer checkpoints", async () => {
-    const opened = await openDatabase(`file:${join(dir, "served.db")}`, undefined, undefined, BUILT_DATABASE_THREAD);
+    const opened = await openDatabase(`file:${join(dir, "served.db")}`);
     try {
       const pragma = async (name: string) => Object.values((await opened.client.execute(`PRAGMA ${name}`)).rows[0]!)[0];
       expect(await pragma("journal_mode")).toBe("wal");

@@ -3,11 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chatMinutes } from "../schema/index";
 import { createApp } from "../src/app";
 import { runDailyRollover } from "../src/jobs/daily-rollover";
-import { openDatabase } from "../src/platform/node/open-database";
 import { expectError } from "./support/expect-error";
 import { startFakeUpstream, type FakeUpstream } from "./support/fake-upstream";
-import { createHarness, type Harness } from "./support/harness";
-import { BUILT_DATABASE_THREAD } from "./support/build-server";
+import { createHarness, openDatabaseFile, type Harness } from "./support/harness";
 
 // A plan's requestsPerMinute on Node: the model calls an account may ask for in a UTC minute,
 // counted in the database by the batch that debits, so it holds for every surface that calls
@@ -80,7 +78,7 @@ describe("a plan's requestsPerMinute", () => {
 
   it("holds across processes: a second server over the same database counts into the same minute", async () => {
     const token = await onPlan("rate-two-servers", "limited");
-    const second = await openDatabase(`file:${h.dbFile}`, undefined, undefined, BUILT_DATABASE_THREAD);
+    const second = await openDatabaseFile(h.dbFile);
     const other = createApp(() => ({ ...h.deps, db: second.db }));
     try {
       const viaOther = () =>

@@ -4,11 +4,9 @@ import { createApp } from "../src/app";
 import { REFRESH_GRACE_MS } from "../src/features/sign-in/sessions";
 import { parseConfig } from "../src/platform/config";
 import { createRuntime } from "../src/platform/deps";
-import { openDatabase } from "../src/platform/node/open-database";
 import { expectError } from "./support/expect-error";
-import { createHarness, type Harness } from "./support/harness";
+import { createHarness, openDatabaseFile, type Harness } from "./support/harness";
 import { HARNESS_ORIGIN } from "./support/wallet";
-import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // A refresh whose reply never arrived (a reload or a page left mid-refresh, a phone losing
 // signal) leaves the browser with the refresh token the server has just replaced. Presented
@@ -157,7 +155,7 @@ describe("a refresh token presented again within the grace period", () => {
 
   it("gets the same answer from another process over the same database (a restart)", async () => {
     const { cookie: first } = await signIn("restarted");
-    const other = await openDatabase(`file:${h.dbFile}`, undefined, undefined, BUILT_DATABASE_THREAD);
+    const other = await openDatabaseFile(h.dbFile);
     await withClock(async () => {
       await lost(first);
       h.clock.advance(2_000);

@@ -4,11 +4,9 @@ import { createApp } from "../src/app";
 import { REFRESH_GRACE_MS } from "../src/features/sign-in/sessions";
 import { parseConfig } from "../src/platform/config";
 import { createRuntime } from "../src/platform/deps";
-import { openDatabase } from "../src/platform/node/open-database";
-import { createHarness, type Harness } from "./support/harness";
+import { createHarness, openDatabaseFile, type Harness } from "./support/harness";
 import { expectError } from "./support/expect-error";
 import { HARNESS_ORIGIN, newWallet, postWalletProof, siweMessage } from "./support/wallet";
-import { BUILT_DATABASE_THREAD } from "./support/build-server";
 
 // The service's own sessions: whatever proof comes in (here Privy-shaped tokens of a JWKS
 // provider, and wallets), a short access token and a refresh cookie come out; the refresh
@@ -281,7 +279,7 @@ describe("linked sign-in methods", () => {
     expect(await plants.json()).toEqual([{ name: "Calathea" }]);
 
     // Another process (a restart, another instance) reads the link at start.
-    const { client, db } = await openDatabase(`file:${h.dbFile}`, undefined, undefined, BUILT_DATABASE_THREAD);
+    const { client, db } = await openDatabaseFile(h.dbFile);
     try {
       const runtime = await createRuntime(parseConfig({ AUTH_JWKS_URL: h.idp.jwksUrl, AUTH_ISSUER: "privy.io", AUTH_AUDIENCE: PRIVY_APP, LOG_LEVEL: "error" }));
       const other = createApp(() => ({ ...runtime, db }));

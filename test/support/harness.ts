@@ -11,10 +11,20 @@ import type { Deps } from "../../src/platform/deps";
 import type { Logger } from "../../src/platform/log";
 import type { WorkersAiBinding } from "../../src/platform/models/workers-ai";
 import { createNodeDeps } from "../../src/platform/node/node-deps";
+import { openDatabase } from "../../src/platform/node/open-database";
 import { serveNode } from "../../src/platform/node/serve-node";
 import { BUILT_DATABASE_THREAD } from "./build-server";
 import { startIdentityProvider, type IdentityProvider } from "./identity-provider";
 import { CountingClient } from "./counting-client";
+
+/**
+ * The libSQL file at `path` opened as another server process over it would (a restart, a
+ * second instance): migrated, then served by the database thread's built bundle, which
+ * starts without tsx (ThreadClient.open).
+ */
+export function openDatabaseFile(path: string) {
+  return openDatabase(`file:${path}`, undefined, undefined, BUILT_DATABASE_THREAD);
+}
 
 /** A clock the test moves by hand. */
 export function createClock(start = new Date("2026-11-22T12:00:00.000Z")) {
