@@ -287,9 +287,24 @@ describe.skipIf(!hasChromium)("a first run with no model", () => {
     stack.upstream.models = ["llama3.2:latest"];
     stack.upstream.capabilities = { "llama3.2:latest": ["completion", "tools"] };
     await eventually("the server offers the model", async () => ((await (await fetch(`${stack.url}/models`)).json()) as Array<{ available: boolean }>).some((m) => m.available));
+    // The page then reads the profile again, which until now named the server's old default
+    // (svc-70b, not available). That read is held until the reply is on screen: meanwhile the
+    // page must neither say that model is not available nor refuse to send.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let profileReads = 0;
+    await page.route("**/me", async (route) => {
+      profileReads++;
+      await held;
+      await route.continue();
+    });
     await page.clock.runFor(10_000);
     await card.waitFor({ state: "detached" });
+    await eventually("the profile is read again", async () => profileReads > 0);
+    expect(await page.getByText("is not available on this server").count()).toBe(0);
     await sendAndWait(page, "hello llama");
+    release();
+    await page.unrouteAll({ behavior: "wait" });
     expect(await page.getByRole("combobox", { name: "Model" }).inputValue()).toBe("ollama/llama3.2:latest");
     expect(stack.upstream.requests.at(-1)!.body.model).toBe("llama3.2:latest");
     await context.close();

@@ -126,9 +126,19 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
     seenDefault.current = { id: serverDefault };
     if (changed && serverDefault) void client.invalidateQueries({ queryKey: profileKey });
   }, [models.data !== undefined, serverDefault]);
+  // Until it is read again, a profile read before the change still names the old default: that
+  // name is the server's default, not a choice, so the new one stands in for it. Otherwise the
+  // composer, enabled as the models arrive, would say the old model is not available (and not
+  // send) for as long as that read takes.
+  const replaced = useRef<{ id: string | undefined; at: number }>({ id: undefined, at: 0 });
+  if (models.data && seenDefault.current && seenDefault.current.id !== serverDefault) {
+    replaced.current = { id: seenDefault.current.id, at: models.dataUpdatedAt };
+  }
+  const preferred = profile.data?.preferences.defaultModel;
+  const readBefore = preferred !== undefined && preferred === replaced.current.id && profile.dataUpdatedAt <= replaced.current.at;
   const known = (id: string | undefined) => (id && (!models.data || models.data.some((m) => m.id === id)) ? id : undefined);
   // A preference or an old reply may name a model this server no longer offers: the server's default then.
-  const defaultModel = known(profile.data?.preferences.defaultModel) ?? serverDefault ?? "svc-70b";
+  const defaultModel = (readBefore ? undefined : known(preferred)) ?? serverDefault ?? "svc-70b";
   const lastModel = known(loaded.findLast((m) => m.role === "assistant")?.model);
   const chosen = model ?? lastModel ?? defaultModel;
   const chosenModel = models.data?.find((m) => m.id === chosen);
