@@ -122,7 +122,17 @@ describe.skipIf(!hasChromium)("accessibility", () => {
     const context = await stack.newContext();
     const page = await context.newPage();
     await page.goto("/login");
-    await page.getByLabel("Your name").waitFor();
+    // Focused as it appears, not a frame later: what a person types at once is not lost. Seen
+    // from the first frame that draws the field.
+    const field = await page.waitForFunction(
+      () => {
+        const input = document.querySelector("input[name=name]");
+        return input && { focused: input === document.activeElement };
+      },
+      undefined,
+      { polling: "raf" },
+    );
+    expect(await field.jsonValue()).toEqual({ focused: true });
     await page.keyboard.type("sam");
     await page.keyboard.press("Enter");
     const composer = page.getByRole("textbox", { name: "Message" });

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
@@ -40,7 +40,9 @@ export function LoginScreen() {
   const [turnstileToken, setTurnstileToken] = useState<string | null>(null);
   // Each token serves one check: a new round draws a fresh widget after a sign-in used it.
   const [turnstileRound, setTurnstileRound] = useState(0);
-  useEffect(() => nameInput.current?.focus(), [local]);
+  // Focused before the field is first drawn (an effect would run after that paint): a person who
+  // types as the page appears loses no letters.
+  useLayoutEffect(() => nameInput.current?.focus(), [local]);
   const next = nextPath(search);
   const expired = new URLSearchParams(search).has("expired");
 
