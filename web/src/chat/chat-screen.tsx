@@ -3,7 +3,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useSearch } from "wouter-preact";
 import { ApiError, api, must } from "../api/client";
 import { useClientConfig } from "../api/client-config";
-import { profileKey, useProfile } from "../settings/profile-query";
+import { useProfile } from "../settings/profile-query";
 import { Icon } from "../ui/icons";
 import { formatDuration } from "../ui/time";
 import { useNow } from "../ui/use-now";
@@ -116,29 +116,9 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
   }, [focusId, context.data, context.hasNextPage, context.isFetchingNextPage]);
 
   const serverDefault = models.data?.find((m) => m.default)?.id;
-  // The profile shows the server's default until the person picks one, and that default
-  // changes when the models do (a local Ollama found): read the profile again then, and only
-  // then (the first list of models is as new as the profile read beside it).
-  const seenDefault = useRef<{ id: string | undefined } | null>(null);
-  useEffect(() => {
-    if (!models.data) return;
-    const changed = seenDefault.current !== null && seenDefault.current.id !== serverDefault;
-    seenDefault.current = { id: serverDefault };
-    if (changed && serverDefault) void client.invalidateQueries({ queryKey: profileKey });
-  }, [models.data !== undefined, serverDefault]);
-  // Until it is read again, a profile read before the change still names the old default: that
-  // name is the server's default, not a choice, so the new one stands in for it. Otherwise the
-  // composer, enabled as the models arrive, would say the old model is not available (and not
-  // send) for as long as that read takes.
-  const replaced = useRef<{ id: string | undefined; at: number }>({ id: undefined, at: 0 });
-  if (models.data && seenDefault.current && seenDefault.current.id !== serverDefault) {
-    replaced.current = { id: seenDefault.current.id, at: models.dataUpdatedAt };
-  }
-  const preferred = profile.data?.preferences.defaultModel;
-  const readBefore = preferred !== undefined && preferred === replaced.current.id && profile.dataUpdatedAt <= replaced.current.at;
   const known = (id: string | undefined) => (id && (!models.data || models.data.some((m) => m.id === id)) ? id : undefined);
   // A preference or an old reply may name a model this server no longer offers: the server's default then.
-  const defaultModel = (readBefore ? undefined : known(preferred)) ?? serverDefault ?? "svc-70b";
+  const defaultModel = known(profile.data?.preferences.defaultModel) ?? serverDefault ?? "svc-70b";
   const lastModel = known(loaded.findLast((m) => m.role === "assistant")?.model);
   const chosen = model ?? lastModel ?? defaultModel;
   const chosenModel = models.data?.find((m) => m.id === chosen);
