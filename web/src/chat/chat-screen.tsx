@@ -13,6 +13,7 @@ import { readDraft, writeDraft } from "./draft";
 import { InstructionsDialog } from "./instructions-dialog";
 import { MessageList, type MessageActions, type ShownMessage } from "./message-list";
 import { ModelHint, ModelPicker, useModels } from "./model-picker";
+import { modelsKey } from "./models-query";
 import { followReply, rateReply, regenerateReply, sendMessage, stopReply, type DoneEvent, type StartedEvent } from "./send-message";
 import { VoiceButton } from "./voice-button";
 import { warmPreparer } from "../ui/prepare";
@@ -246,7 +247,7 @@ export function ChatScreen({ contextId }: { contextId: string | undefined }) {
         void client.invalidateQueries({ queryKey: creditsKey });
         setFailure({ kind: "credits", message: reason });
       } else if (status === 503) {
-        void client.invalidateQueries({ queryKey: ["models"] });
+        void client.invalidateQueries({ queryKey: modelsKey });
         const others = models.data?.some((m) => m.available && m.id !== chosen);
         setFailure({ kind: "plain", message: `This model is not available right now: ${reason}.${others ? " Choose another model." : ""}` });
       } else if (status === 502 || status === 504 || status === 0) {

@@ -2,7 +2,7 @@ import { queryOptions } from "@tanstack/react-query";
 import { api, type Model, must, type Profile } from "../api/client";
 import { profileKey } from "../settings/profile-read";
 
-const modelsKey = ["models"] as const;
+export const modelsKey = ["models"] as const;
 
 /**
  * The server's models. While none can answer, asked again every 10 seconds: the operator
